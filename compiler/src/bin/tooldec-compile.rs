@@ -1,0 +1,185 @@
+//! `tooldec-compile TOOLS.json -o OUT.tdm`: the command-line front end.
+//! Flags are parsed into [`Args`], resolved into compiler [`Options`], and
+//! the summary is printed from the compiler's [`Report`].
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Parser;
+use tooldec_compiler::format::Format;
+use tooldec_compiler::json::JsonOptions;
+use tooldec_compiler::vocab::Vocab;
+use tooldec_compiler::{compile, spec, Error, ErrorKind, Options, Progress, Report};
+
+/// Compile a tool list into a token-mask artifact for constrained decoding.
+#[derive(Parser, Debug)]
+#[command(name = "tooldec-compile", version)]
+struct Args {
+    /// The tool list (OpenAI function-calling JSON).
+    tools: PathBuf,
+    /// Where to write the artifact.
+    #[arg(short, long, value_name = "OUT.tdm")]
+    output: PathBuf,
+    /// A Hugging Face tokenizer.json; without it, the built-in GPT-2 vocabulary.
+    #[arg(long, value_name = "PATH")]
+    tokenizer: Option<PathBuf>,
+    /// The call format.
+    #[arg(long, default_value = "react")]
+    format: String,
+    /// End-of-sequence tokens (strings or ids); default: eos_token of the
+    /// tokenizer_config.json next to the tokenizer.
+    #[arg(long, value_name = "TOKEN", num_args = 1..)]
+    eos: Vec<String>,
+    /// The model's logits size (mask width); default: the tokenizer's token count.
+    #[arg(long, value_name = "N")]
+    vocab_size: Option<u32>,
+    /// Most whitespace bytes between two JSON tokens.
+    #[arg(long, default_value_t = JsonOptions::default().max_ws)]
+    max_ws: u32,
+    /// Deepest schema nesting.
+    #[arg(long, default_value_t = JsonOptions::default().max_depth)]
+    max_depth: usize,
+    /// Most DFA states before minimization.
+    #[arg(long, default_value_t = Options::default().max_states)]
+    max_states: usize,
+    /// Most NFA states.
+    #[arg(long, default_value_t = Options::default().max_nfa_states)]
+    max_nfa_states: usize,
+    /// zstd compression level.
+    #[arg(long, default_value_t = 19)]
+    zstd_level: i32,
+    /// Write the raw payload (for no_std loaders) instead of zstd.
+    #[arg(long)]
+    uncompressed: bool,
+    /// Threads for the vocabulary crossing (0: all cores).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(if e.kind() == ErrorKind::Usage { 2 } else { 1 })
+        }
+    }
+}
+
+fn run(args: &Args) -> Result<(), Error> {
+    let started = Instant::now();
+    let opts = Options {
+        format: Format::parse(&args.format)?,
+        json: JsonOptions {
+            max_ws: args.max_ws,
+            max_depth: args.max_depth,
+        },
+        max_states: args.max_states,
+        max_nfa_states: args.max_nfa_states,
+        vocab_size: args.vocab_size,
+        zstd_level: (!args.uncompressed).then_some(args.zstd_level),
+        threads: args.threads,
+    };
+    let shown = args.tools.display().to_string();
+    let text = std::fs::read_to_string(&args.tools)
+        .map_err(|e| Error::new(ErrorKind::Io, format!("{shown}: cannot read: {e}")))?;
+    let tools = spec::parse(&shown, &text)?;
+
+    let quiet = args.quiet;
+    let mut progress = |p: Progress| {
+        if quiet {
+            return;
+        }
+        let mut err = std::io::stderr().lock();
+        match p {
+            Progress::Start(name) => {
+                let _ = write!(err, "  {name:<12}...");
+            }
+            Progress::Done(_, d) => {
+                let _ = writeln!(err, " {:.1?}", d);
+            }
+        }
+        let _ = err.flush();
+    };
+    progress(Progress::Start("vocab"));
+    let t = Instant::now();
+    let vocab = match &args.tokenizer {
+        Some(path) => Vocab::from_tokenizer_json(path, &args.eos)?,
+        None => {
+            let mut v = Vocab::builtin_gpt2()?;
+            if !args.eos.is_empty() {
+                let ids = args
+                    .eos
+                    .iter()
+                    .map(|e| v.resolve(e))
+                    .collect::<Result<Vec<_>, _>>();
+                let ids = ids.map_err(|e| Error::new(ErrorKind::Vocab, e))?;
+                v = Vocab::from_tokens(v.tokens, ids, &v.label)?;
+            }
+            v
+        }
+    };
+    let vocab_time = t.elapsed();
+    progress(Progress::Done("vocab", vocab_time));
+
+    let compiled = compile(&tools, &vocab, &opts, &mut progress)?;
+    std::fs::write(&args.output, &compiled.artifact).map_err(|e| {
+        Error::new(
+            ErrorKind::Io,
+            format!("{}: cannot write: {e}", args.output.display()),
+        )
+    })?;
+    if !quiet {
+        print_summary(
+            &compiled.report,
+            &vocab,
+            vocab_time,
+            started.elapsed(),
+            &args.output,
+        );
+    }
+    Ok(())
+}
+
+fn print_summary(
+    r: &Report,
+    vocab: &Vocab,
+    vocab_time: std::time::Duration,
+    total: std::time::Duration,
+    out: &std::path::Path,
+) {
+    println!(
+        "wrote {} ({} bytes; {} bytes uncompressed)",
+        out.display(),
+        r.artifact_bytes,
+        r.payload_bytes
+    );
+    println!("  tools          {}", r.tools);
+    println!(
+        "  vocabulary     {} | mask width {} tokens, eos {:?}",
+        vocab.label, r.vocab_size, vocab.eos
+    );
+    println!(
+        "  states         NFA {} -> DFA {} -> minimized {} ({} byte classes)",
+        r.nfa_states, r.dfa_states, r.min_states, r.classes
+    );
+    println!(
+        "  masks          {} distinct ({} dense, {} allow-lists, {} deny-lists; {} words)",
+        r.masks, r.forms.dense, r.forms.allow, r.forms.deny, r.forms.words
+    );
+    println!(
+        "  token trie     {} nodes, {} visited over all states",
+        r.trie_nodes, r.nodes_visited
+    );
+    let phases: Vec<String> = std::iter::once(("vocab", vocab_time))
+        .chain(r.phases.iter().copied())
+        .map(|(n, d)| format!("{n} {:.1?}", d))
+        .collect();
+    println!("  time           {:.2?} ({})", total, phases.join(", "));
+}

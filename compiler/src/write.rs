@@ -1,0 +1,149 @@
+//! Writing the artifact: the payload in the layout of
+//! `tooldec_runtime::layout` (described in `runtime/FORMAT.md`), then zstd.
+//!
+//! Each distinct mask is stored once, as whichever of three forms is
+//! smallest: the dense bitmask (`mask_words` words), the list of allowed ids,
+//! or the list of disallowed ids below the token count. The runtime fills a
+//! dense mask with one copy and a list by zeroing (or filling) and setting
+//! (or clearing) its bits.
+
+use tooldec_runtime::layout::{self, hdr, kind, sec, HEADER_WORDS, KIND_SHIFT, SECTION_COUNT};
+
+use crate::dfa::Dfa;
+use crate::error::{Error, ErrorKind};
+use crate::vocab::Vocab;
+
+/// How many masks of each storage form were written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MaskForms {
+    pub dense: usize,
+    pub allow: usize,
+    pub deny: usize,
+    /// Words of MASK_DATA.
+    pub words: usize,
+}
+
+/// Builds the raw payload.
+pub fn payload(
+    dfa: &Dfa,
+    masks: &[Vec<u32>],
+    state_mask: &[u32],
+    vocab: &Vocab,
+    vocab_size: u32,
+    meta: &str,
+) -> Result<(Vec<u8>, MaskForms), Error> {
+    let n_tokens = vocab.len() as u32;
+    let mut forms = MaskForms::default();
+    let mut mask_index = Vec::with_capacity(masks.len() * 2);
+    let mut mask_data: Vec<u32> = Vec::new();
+    for m in masks {
+        let allowed: u32 = m.iter().map(|w| w.count_ones()).sum();
+        let words = m.len();
+        let denied = n_tokens - allowed;
+        let offset = mask_data.len() as u32;
+        if offset > layout::OFFSET_MASK {
+            return Err(Error::new(ErrorKind::Limit, "mask data exceeds 4 GiB"));
+        }
+        let ids = |want: bool| {
+            (0..n_tokens).filter(move |&t| (m[(t >> 5) as usize] >> (t & 31)) & 1 == want as u32)
+        };
+        let (k, len) = if (allowed as usize) <= words && allowed <= denied {
+            mask_data.extend(ids(true));
+            forms.allow += 1;
+            (kind::ALLOW, allowed)
+        } else if (denied as usize) < words {
+            mask_data.extend(ids(false));
+            forms.deny += 1;
+            (kind::DENY, denied)
+        } else {
+            mask_data.extend_from_slice(m);
+            forms.dense += 1;
+            (kind::DENSE, words as u32)
+        };
+        mask_index.push((k << KIND_SHIFT) | offset);
+        mask_index.push(len);
+    }
+    forms.words = mask_data.len();
+
+    let states: Vec<u32> = (0..dfa.n_states())
+        .map(|s| {
+            state_mask[s]
+                | if dfa.accept[s] {
+                    layout::STATE_ACCEPTING
+                } else {
+                    0
+                }
+        })
+        .collect();
+    let mut offsets = Vec::with_capacity(vocab.len() + 1);
+    let mut token_bytes = Vec::new();
+    offsets.push(0u32);
+    for id in 0..n_tokens {
+        if let Some(b) = vocab.bytes(id) {
+            token_bytes.extend_from_slice(b);
+        }
+        offsets.push(token_bytes.len() as u32);
+    }
+
+    let words_le = |w: &[u32]| w.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let sections: [(u32, Vec<u8>); SECTION_COUNT] = [
+        (sec::BYTE_CLASSES, dfa.classes.to_vec()),
+        (sec::TRANSITIONS, words_le(&dfa.trans)),
+        (sec::STATES, words_le(&states)),
+        (sec::MASK_INDEX, words_le(&mask_index)),
+        (sec::MASK_DATA, words_le(&mask_data)),
+        (sec::EOS, words_le(&vocab.eos)),
+        (sec::TOKEN_OFFSETS, words_le(&offsets)),
+        (sec::TOKEN_BYTES, token_bytes),
+        (sec::META, meta.as_bytes().to_vec()),
+    ];
+    let mut header = vec![0u32; HEADER_WORDS];
+    let magic = layout::MAGIC;
+    header[hdr::MAGIC0] = u32::from_le_bytes([magic[0], magic[1], magic[2], magic[3]]);
+    header[hdr::MAGIC1] = u32::from_le_bytes([magic[4], magic[5], magic[6], magic[7]]);
+    header[hdr::ENDIAN] = layout::ENDIAN_CHECK;
+    header[hdr::VERSION] = layout::VERSION;
+    header[hdr::VOCAB_SIZE] = vocab_size;
+    header[hdr::N_TOKENS] = n_tokens;
+    header[hdr::N_STATES] = dfa.n_states() as u32;
+    header[hdr::N_CLASSES] = dfa.n_classes as u32;
+    header[hdr::START] = dfa.start;
+    header[hdr::N_MASKS] = masks.len() as u32;
+    header[hdr::N_EOS] = vocab.eos.len() as u32;
+    let fp = vocab.fingerprint();
+    for i in 0..8 {
+        header[hdr::FINGERPRINT + i] =
+            u32::from_le_bytes([fp[4 * i], fp[4 * i + 1], fp[4 * i + 2], fp[4 * i + 3]]);
+    }
+    header[hdr::N_SECTIONS] = SECTION_COUNT as u32;
+
+    let mut table = Vec::with_capacity(3 * SECTION_COUNT);
+    let mut offset = (HEADER_WORDS + 3 * SECTION_COUNT) * 4;
+    for (id, bytes) in &sections {
+        table.extend([*id, offset as u32, bytes.len() as u32]);
+        offset += layout::pad4(bytes.len());
+    }
+    if offset > u32::MAX as usize {
+        return Err(Error::new(
+            ErrorKind::Limit,
+            format!("the artifact would be {offset} bytes, over the 4 GiB the format addresses"),
+        ));
+    }
+    header[hdr::TOTAL_BYTES] = offset as u32;
+    let mut out = Vec::with_capacity(offset);
+    out.extend(words_le(&header));
+    out.extend(words_le(&table));
+    for (_, bytes) in &sections {
+        out.extend_from_slice(bytes);
+        out.resize(layout::pad4(out.len()), 0);
+    }
+    debug_assert_eq!(out.len(), offset);
+    Ok((out, forms))
+}
+
+/// Wraps a payload in a zstd frame (with its content size, so the loader
+/// can allocate once).
+pub fn compress(payload: &[u8], level: i32) -> Result<Vec<u8>, Error> {
+    zstd::bulk::compress(payload, level)
+        .map_err(|e| Error::new(ErrorKind::Io, format!("zstd compression failed: {e}")))
+}

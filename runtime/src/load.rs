@@ -1,0 +1,410 @@
+//! Validation of a decompressed payload, in the order `runtime/FORMAT.md`
+//! lists: alignment, label, byte order, version, declared length, header
+//! counts, section table, then each section against the counts. After it
+//! succeeds every index the serving path computes is in bounds, so serving
+//! needs no further checks for memory safety. Nothing here panics: all
+//! arithmetic on input values is checked or done in `u64`.
+
+use crate::error::{Error, ErrorKind};
+use crate::layout::{self, hdr, kind, sec, HEADER_WORDS, KIND_SHIFT, OFFSET_MASK, SECTION_COUNT};
+use crate::Grammar;
+
+/// Views `bytes` as little-endian words. Requires 4-byte alignment.
+fn as_words(bytes: &[u8]) -> Result<&[u32], Error> {
+    if bytes.as_ptr() as usize % 4 != 0 {
+        return Err(Error::new(ErrorKind::Alignment));
+    }
+    // SAFETY: the pointer is 4-aligned, the length is rounded down to whole
+    // words inside the slice, and every bit pattern is a valid u32.
+    Ok(unsafe { core::slice::from_raw_parts(bytes.as_ptr().cast::<u32>(), bytes.len() / 4) })
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Section {
+    offset: usize,
+    len: usize,
+}
+
+/// What validation learned about a payload: enough to build a [`Grammar`]
+/// view in constant time.
+#[derive(Clone, Debug)]
+pub(crate) struct Parts {
+    sections: [Section; SECTION_COUNT],
+    fingerprint: [u8; 32],
+    vocab_size: u32,
+    n_tokens: u32,
+    n_classes: u32,
+    start: u32,
+}
+
+pub(crate) fn grammar_from_bytes(bytes: &[u8]) -> Result<Grammar<'_>, Error> {
+    let parts = validate(bytes)?;
+    Ok(assemble(bytes, &parts))
+}
+
+/// Builds the view over a payload that [`validate`] accepted.
+pub(crate) fn assemble<'a>(bytes: &'a [u8], parts: &Parts) -> Grammar<'a> {
+    let b = |id: u32| {
+        let s = parts.sections[id as usize - 1];
+        &bytes[s.offset..s.offset + s.len]
+    };
+    let w = |id: u32| {
+        let bytes = b(id);
+        // SAFETY: validate() checked that the payload and every word section
+        // start on 4-byte boundaries and have whole-word lengths; every bit
+        // pattern is a valid u32.
+        unsafe { core::slice::from_raw_parts(bytes.as_ptr().cast::<u32>(), bytes.len() / 4) }
+    };
+    // SAFETY: validate() checked that META is UTF-8.
+    let meta = unsafe { core::str::from_utf8_unchecked(b(sec::META)) };
+    Grammar {
+        byte_classes: b(sec::BYTE_CLASSES),
+        transitions: w(sec::TRANSITIONS),
+        states: w(sec::STATES),
+        mask_index: w(sec::MASK_INDEX),
+        mask_data: w(sec::MASK_DATA),
+        eos: w(sec::EOS),
+        token_offsets: w(sec::TOKEN_OFFSETS),
+        token_bytes: b(sec::TOKEN_BYTES),
+        meta,
+        fingerprint: parts.fingerprint,
+        vocab_size: parts.vocab_size,
+        n_tokens: parts.n_tokens,
+        n_classes: parts.n_classes,
+        start: parts.start,
+    }
+}
+
+/// Checks a payload, in the order FORMAT.md lists.
+pub(crate) fn validate(bytes: &[u8]) -> Result<Parts, Error> {
+    if bytes.len() >= 4 && bytes[..4] == [0x28, 0xB5, 0x2F, 0xFD] {
+        return Err(Error::new(ErrorKind::Compressed));
+    }
+    let words = as_words(bytes)?;
+    if bytes.len() < 8 || bytes[..8] != layout::MAGIC {
+        if bytes.len() < 8 {
+            return Err(Error::short("label", 8, bytes.len()));
+        }
+        return Err(Error::new(ErrorKind::Magic));
+    }
+    if words.len() < HEADER_WORDS {
+        return Err(Error::short("header", HEADER_WORDS * 4, bytes.len()));
+    }
+    if cfg!(target_endian = "big") || words[hdr::ENDIAN] != layout::ENDIAN_CHECK {
+        return Err(Error::new(ErrorKind::Endianness));
+    }
+    if words[hdr::VERSION] != layout::VERSION {
+        return Err(Error::new(ErrorKind::Version {
+            found: words[hdr::VERSION],
+        }));
+    }
+    let total = words[hdr::TOTAL_BYTES] as usize;
+    if total != bytes.len() {
+        if total > bytes.len() {
+            return Err(Error::short("payload", total, bytes.len()));
+        }
+        return Err(Error::field(
+            "payload length",
+            total as u64,
+            bytes.len() as u64,
+        ));
+    }
+    let vocab_size = words[hdr::VOCAB_SIZE];
+    let n_tokens = words[hdr::N_TOKENS];
+    let n_states = words[hdr::N_STATES] as usize;
+    let n_classes = words[hdr::N_CLASSES] as usize;
+    let start = words[hdr::START];
+    let n_masks = words[hdr::N_MASKS] as usize;
+    let n_eos = words[hdr::N_EOS] as usize;
+    if n_tokens > vocab_size {
+        return Err(Error::range(
+            "token count",
+            0,
+            n_tokens as u64,
+            vocab_size as u64 + 1,
+        ));
+    }
+    if n_tokens == 0 {
+        return Err(Error::field("token count", 1, 0));
+    }
+    if n_states < 2 || n_states >= layout::STATE_ACCEPTING as usize {
+        return Err(Error::range(
+            "state count",
+            0,
+            n_states as u64,
+            layout::STATE_ACCEPTING as u64,
+        ));
+    }
+    if n_classes == 0 || n_classes > 256 {
+        return Err(Error::range("class count", 0, n_classes as u64, 257));
+    }
+    if start == layout::DEAD_STATE || start as usize >= n_states {
+        return Err(Error::range(
+            "start state",
+            0,
+            start as u64,
+            n_states as u64,
+        ));
+    }
+    if words[hdr::N_SECTIONS] as usize != SECTION_COUNT {
+        return Err(Error::field(
+            "section count",
+            SECTION_COUNT as u64,
+            words[hdr::N_SECTIONS] as u64,
+        ));
+    }
+    let mut fingerprint = [0u8; 32];
+    fingerprint.copy_from_slice(&bytes[hdr::FINGERPRINT * 4..hdr::FINGERPRINT * 4 + 32]);
+
+    // Section table: ids in order, 4-aligned, inside the payload, in
+    // ascending non-overlapping order after the table.
+    let table_end = (HEADER_WORDS + 3 * SECTION_COUNT) * 4;
+    if bytes.len() < table_end {
+        return Err(Error::short("section table", table_end, bytes.len()));
+    }
+    let mut sections = [Section::default(); SECTION_COUNT];
+    let mut cursor = table_end;
+    for (i, s) in sections.iter_mut().enumerate() {
+        let entry = &words[HEADER_WORDS + 3 * i..HEADER_WORDS + 3 * i + 3];
+        let id = (i + 1) as u32;
+        if entry[0] != id {
+            return Err(Error::section(
+                id,
+                "is missing from its place in the section table",
+            ));
+        }
+        let (offset, len) = (entry[1] as usize, entry[2] as usize);
+        if offset % 4 != 0 {
+            return Err(Error::section(id, "does not start on a 4-byte boundary"));
+        }
+        if offset < cursor {
+            return Err(Error::section(
+                id,
+                "overlaps the previous section or the header",
+            ));
+        }
+        let end = offset
+            .checked_add(len)
+            .ok_or(Error::section(id, "has an overflowing length"))?;
+        if end > bytes.len() {
+            return Err(Error::short("section", end, bytes.len()));
+        }
+        cursor = end;
+        *s = Section { offset, len };
+    }
+    let byte_sec = |id: u32| {
+        let s = &sections[id as usize - 1];
+        &bytes[s.offset..s.offset + s.len]
+    };
+    let word_sec = |id: u32, expect: Option<usize>| -> Result<&[u32], Error> {
+        let s = &sections[id as usize - 1];
+        if s.len % 4 != 0 {
+            return Err(Error::section(id, "length is not a whole number of words"));
+        }
+        if let Some(n) = expect {
+            if s.len / 4 != n {
+                return Err(Error::field(
+                    "section length in words",
+                    n as u64,
+                    (s.len / 4) as u64,
+                ));
+            }
+        }
+        Ok(&words[s.offset / 4..(s.offset + s.len) / 4])
+    };
+
+    let byte_classes = byte_sec(sec::BYTE_CLASSES);
+    if byte_classes.len() != 256 {
+        return Err(Error::field(
+            "byte class table length",
+            256,
+            byte_classes.len() as u64,
+        ));
+    }
+    for (b, &c) in byte_classes.iter().enumerate() {
+        if c as usize >= n_classes {
+            return Err(Error::range(
+                "byte class of byte",
+                b as u64,
+                c as u64,
+                n_classes as u64,
+            ));
+        }
+    }
+
+    let n_trans = n_states
+        .checked_mul(n_classes)
+        .ok_or(Error::section(sec::TRANSITIONS, "has an overflowing size"))?;
+    let transitions = word_sec(sec::TRANSITIONS, Some(n_trans))?;
+    for (i, &t) in transitions.iter().enumerate() {
+        if t as usize >= n_states {
+            return Err(Error::range(
+                "transition",
+                i as u64,
+                t as u64,
+                n_states as u64,
+            ));
+        }
+        if i < n_classes && t != layout::DEAD_STATE {
+            return Err(Error::field(
+                "transition out of the dead state",
+                0,
+                t as u64,
+            ));
+        }
+    }
+
+    let states = word_sec(sec::STATES, Some(n_states))?;
+    for (i, &w) in states.iter().enumerate() {
+        let mask = w & !layout::STATE_ACCEPTING;
+        if mask as usize >= n_masks {
+            return Err(Error::range(
+                "mask id of state",
+                i as u64,
+                mask as u64,
+                n_masks as u64,
+            ));
+        }
+    }
+    if states[0] & layout::STATE_ACCEPTING != 0 {
+        return Err(Error::field("accepting flag of the dead state", 0, 1));
+    }
+
+    let mask_words = layout::mask_words(vocab_size);
+    let mask_index = word_sec(
+        sec::MASK_INDEX,
+        Some(n_masks.checked_mul(2).unwrap_or(usize::MAX)),
+    )?;
+    let mask_data = word_sec(sec::MASK_DATA, None)?;
+    for m in 0..n_masks {
+        let head = mask_index[2 * m];
+        let len = mask_index[2 * m + 1] as usize;
+        let off = (head & OFFSET_MASK) as usize;
+        let end = off.checked_add(len).unwrap_or(usize::MAX);
+        if end > mask_data.len() {
+            return Err(Error::range(
+                "mask end",
+                m as u64,
+                end as u64,
+                mask_data.len() as u64 + 1,
+            ));
+        }
+        let data = &mask_data[off..end];
+        match head >> KIND_SHIFT {
+            kind::DENSE => {
+                if len != mask_words {
+                    return Err(Error::field(
+                        "dense mask length",
+                        mask_words as u64,
+                        len as u64,
+                    ));
+                }
+                // No bit at or beyond the token count.
+                for (w, &word) in data.iter().enumerate() {
+                    let first = w as u64 * 32;
+                    let allowed_bits = (n_tokens as u64).saturating_sub(first).min(32);
+                    let legal = if allowed_bits == 32 {
+                        u32::MAX
+                    } else {
+                        (1u32 << allowed_bits) - 1
+                    };
+                    if word & !legal != 0 {
+                        return Err(Error::range(
+                            "dense mask token",
+                            m as u64,
+                            first + 32,
+                            n_tokens as u64,
+                        ));
+                    }
+                }
+            }
+            kind::ALLOW | kind::DENY => {
+                let mut prev: Option<u32> = None;
+                for &t in data {
+                    if t >= n_tokens {
+                        return Err(Error::range(
+                            "mask token",
+                            m as u64,
+                            t as u64,
+                            n_tokens as u64,
+                        ));
+                    }
+                    if prev.is_some_and(|p| p >= t) {
+                        return Err(Error::new(ErrorKind::Order { mask: m as u32 }));
+                    }
+                    prev = Some(t);
+                }
+            }
+            k => return Err(Error::range("mask kind", m as u64, k as u64, 3)),
+        }
+    }
+
+    let eos = word_sec(sec::EOS, Some(n_eos))?;
+    for (i, &t) in eos.iter().enumerate() {
+        if t >= n_tokens {
+            return Err(Error::range(
+                "end-of-sequence token",
+                i as u64,
+                t as u64,
+                n_tokens as u64,
+            ));
+        }
+        if i > 0 && eos[i - 1] >= t {
+            return Err(Error::field(
+                "end-of-sequence tokens in ascending order",
+                1,
+                0,
+            ));
+        }
+    }
+
+    let token_offsets = word_sec(sec::TOKEN_OFFSETS, Some(n_tokens as usize + 1))?;
+    let token_bytes = byte_sec(sec::TOKEN_BYTES);
+    if token_offsets[0] != 0 {
+        return Err(Error::field(
+            "first token offset",
+            0,
+            token_offsets[0] as u64,
+        ));
+    }
+    for i in 1..token_offsets.len() {
+        if token_offsets[i] < token_offsets[i - 1] {
+            return Err(Error::range(
+                "token offset",
+                i as u64,
+                token_offsets[i] as u64,
+                token_offsets[i - 1] as u64,
+            ));
+        }
+    }
+    let last = token_offsets[n_tokens as usize] as usize;
+    if last != token_bytes.len() {
+        return Err(Error::field(
+            "token bytes length",
+            last as u64,
+            token_bytes.len() as u64,
+        ));
+    }
+    for &t in eos {
+        if token_offsets[t as usize] != token_offsets[t as usize + 1] {
+            return Err(Error::field(
+                "text length of an end-of-sequence token",
+                0,
+                1,
+            ));
+        }
+    }
+
+    let meta =
+        core::str::from_utf8(byte_sec(sec::META)).map_err(|_| Error::new(ErrorKind::Utf8))?;
+
+    let _ = meta;
+    Ok(Parts {
+        sections,
+        fingerprint,
+        vocab_size,
+        n_tokens,
+        n_classes: n_classes as u32,
+        start,
+    })
+}
