@@ -32,7 +32,10 @@ fn weather_gpt2_is_reproducible_and_serves() {
     let mut words = vec![0u32; g.mask_words()];
     for &t in &tokens {
         m.fill_mask(&mut words);
-        assert!(words[(t >> 5) as usize] >> (t & 31) & 1 == 1, "token {t} not in mask");
+        assert!(
+            words[(t >> 5) as usize] >> (t & 31) & 1 == 1,
+            "token {t} not in mask"
+        );
         assert!(m.accept_token(t));
     }
     assert!(m.is_accepting() && !m.is_terminated());
@@ -47,7 +50,12 @@ fn tiktoken_free_tokenize(vocab: &Vocab, text: &str) -> Vec<u32> {
     let mut rest = text.as_bytes();
     while !rest.is_empty() {
         let (id, len) = (0..vocab.len() as u32)
-            .filter_map(|id| vocab.bytes(id).filter(|b| rest.starts_with(b)).map(|b| (id, b.len())))
+            .filter_map(|id| {
+                vocab
+                    .bytes(id)
+                    .filter(|b| rest.starts_with(b))
+                    .map(|b| (id, b.len()))
+            })
             .max_by_key(|&(id, len)| (len, std::cmp::Reverse(id)))
             .unwrap();
         out.push(id);

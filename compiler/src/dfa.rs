@@ -240,14 +240,13 @@ impl Dfa {
         let mut column_id: HashMap<Vec<u32>, u8> = HashMap::new();
         let mut remap = vec![0u8; k];
         let mut kept = Vec::new();
-        for c in 0..k {
+        for (c, slot) in remap.iter_mut().enumerate() {
             let col: Vec<u32> = (0..n).map(|s| self.trans[s * k + c]).collect();
             let next = column_id.len() as u8;
-            let id = *column_id.entry(col).or_insert_with(|| {
+            *slot = *column_id.entry(col).or_insert_with(|| {
                 kept.push(c);
                 next
             });
-            remap[c] = id;
         }
         if kept.len() == k {
             return;
@@ -401,8 +400,8 @@ impl Dfa {
         id_of_block[dead_block] = DEAD;
         let mut next_id = 1;
         let mut rep = vec![DEAD as usize];
-        for s in 0..n {
-            let b = block_of[s] as usize;
+        for (s, &b) in block_of.iter().enumerate() {
+            let b = b as usize;
             if id_of_block[b] == u32::MAX {
                 id_of_block[b] = next_id;
                 next_id += 1;

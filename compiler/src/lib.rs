@@ -92,7 +92,7 @@ pub struct Report {
     pub payload_bytes: usize,
     pub artifact_bytes: usize,
     pub vocab_size: u32,
-    pub phases: Vec<(&'static str, Duration)>,
+    pub phases: Phases,
 }
 
 /// The result of [`compile`].
@@ -131,13 +131,16 @@ pub struct DfaStats {
     pub dfa_states: usize,
 }
 
+/// Time spent per named phase.
+pub type Phases = Vec<(&'static str, Duration)>;
+
 /// Lowers, determinizes, trims and minimizes.
 pub fn build_dfa(
     set: &ToolSet,
     opts: &Options,
     leading_space: bool,
     progress: &mut dyn FnMut(Progress),
-) -> Result<(dfa::Dfa, DfaStats, Vec<(&'static str, Duration)>), Error> {
+) -> Result<(dfa::Dfa, DfaStats, Phases), Error> {
     let mut phases = Vec::new();
     let timed = |name: &'static str, progress: &mut dyn FnMut(Progress)| {
         progress(Progress::Start(name));

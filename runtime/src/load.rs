@@ -271,16 +271,13 @@ pub(crate) fn validate(bytes: &[u8]) -> Result<Parts, Error> {
     }
 
     let mask_words = layout::mask_words(vocab_size);
-    let mask_index = word_sec(
-        sec::MASK_INDEX,
-        Some(n_masks.checked_mul(2).unwrap_or(usize::MAX)),
-    )?;
+    let mask_index = word_sec(sec::MASK_INDEX, Some(n_masks.saturating_mul(2)))?;
     let mask_data = word_sec(sec::MASK_DATA, None)?;
     for m in 0..n_masks {
         let head = mask_index[2 * m];
         let len = mask_index[2 * m + 1] as usize;
         let off = (head & OFFSET_MASK) as usize;
-        let end = off.checked_add(len).unwrap_or(usize::MAX);
+        let end = off.saturating_add(len);
         if end > mask_data.len() {
             return Err(Error::range(
                 "mask end",
