@@ -149,6 +149,8 @@ const ACCEPTED: &[&str] = &[
     "Thought: pretty\nAction: get_weather\nAction Input: {\n  \"city\": \"Zürich\"\n}",
     "Thought: f\nAction: search_flights\nAction Input: {\"from\":\"CDG\",\"to\":\"JFK\",\"max_price\":-1.5e+3,\"stops\":[1, 2,3],\"flexible\":{\"days\":2},\"note\":null}",
     "Thought: f\nAction: search_flights\nAction Input: {\"from\":\"CDG\",\"to\":\"JFK\",\"stops\":[]}",
+    "Thought: f\nAction: search_flights\nAction Input: {\"from\":\"A\",\"to\":\"B\",\"passengers\":123456789012345678,\"max_price\":999999999999999999.5e289}",
+    "Thought: f\nAction: search_flights\nAction Input: {\"from\":\"A\",\"to\":\"B\",\"max_price\":1E-999}",
 ];
 
 const REJECTED: &[(&str, &str)] = &[
@@ -170,6 +172,10 @@ const REJECTED: &[(&str, &str)] = &[
     ("Thought: x\nAction: search_flights\nAction Input: {\"from\":\"A\",\"to\":\"B\",\"stops\":[1,]}", "trailing comma in array"),
     ("Thought: x\nAction: search_flights\nAction Input: {\"from\":\"A\",\"to\":\"B\",\"flexible\":{}}", "nested required"),
     ("Thought: \u{ff}", "invalid UTF-8 is never produced"),
+    ("Thought: x\nAction: search_flights\nAction Input: {\"from\":\"A\",\"to\":\"B\",\"max_price\":1e400}", "number overflows a double"),
+    ("Thought: x\nAction: search_flights\nAction Input: {\"from\":\"A\",\"to\":\"B\",\"max_price\":-97e0380}", "exponent with leading zero overflows"),
+    ("Thought: x\nAction: search_flights\nAction Input: {\"from\":\"A\",\"to\":\"B\",\"max_price\":1e290}", "exponent above 289"),
+    ("Thought: x\nAction: get_weather\nAction Input: {\"city\":\"P\",\"days\":1234567890123456789}", "integer beyond 18 digits"),
 ];
 
 #[test]
@@ -179,6 +185,14 @@ fn hand_written_outputs() {
     let (dfa, _, _) = build_dfa(&set, &Options::default(), false, &mut |_| {}).unwrap();
     for s in ACCEPTED {
         assert!(dfa.accepts(s.as_bytes()), "should accept: {s:?}");
+        let args = s
+            .split_once("\nAction Input: ")
+            .map(|p| p.1)
+            .unwrap_or_default();
+        assert!(
+            serde_json::from_str::<serde_json::Value>(args).is_ok(),
+            "arguments do not parse: {args}"
+        );
         // Every proper prefix is alive (the DFA is trimmed).
         for i in 0..s.len() {
             assert_ne!(

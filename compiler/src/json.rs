@@ -471,6 +471,10 @@ pub fn json_string() -> Expr {
     ])
 }
 
+/// Most digits of an integer (and of a number's integer part): every such
+/// integer fits an i64 exactly.
+pub const MAX_INT_DIGITS: u32 = 18;
+
 fn int_part() -> Expr {
     Expr::seq([
         Expr::opt(Expr::lit("-")),
@@ -478,28 +482,44 @@ fn int_part() -> Expr {
             Expr::lit("0"),
             Expr::seq([
                 Expr::ByteClass(vec![(b'1', b'9')]),
-                Expr::star(Expr::ByteClass(vec![(b'0', b'9')])),
+                Expr::repeat(
+                    Expr::ByteClass(vec![(b'0', b'9')]),
+                    0,
+                    Some(MAX_INT_DIGITS - 1),
+                ),
             ]),
         ]),
     ])
 }
 
-/// `-?(0|[1-9][0-9]*)`.
+/// `-?(0|[1-9][0-9]{0,17})`: canonical integers that fit an i64 exactly.
 pub fn json_integer() -> Expr {
     int_part()
 }
 
-/// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
+/// A JSON number whose value is a finite double: the integer part has at
+/// most 18 digits (below 1e18) and a positive exponent is at most 289 (up to
+/// three digits, leading zeros counted), so the value stays below 1e307.
+/// Strict parsers refuse out-of-range numbers such as `1e400`.
 pub fn json_number() -> Expr {
-    let digits = || Expr::repeat(Expr::ByteClass(vec![(b'0', b'9')]), 1, None);
+    let digit = || Expr::ByteClass(vec![(b'0', b'9')]);
+    let up_to_289 = Expr::alt([
+        Expr::repeat(digit(), 1, Some(2)),
+        Expr::seq([Expr::ByteClass(vec![(b'0', b'1')]), digit(), digit()]),
+        Expr::seq([Expr::lit("2"), Expr::ByteClass(vec![(b'0', b'7')]), digit()]),
+        Expr::seq([Expr::lit("28"), digit()]),
+    ]);
+    let exponent = Expr::seq([
+        Expr::ByteClass(vec![(b'E', b'E'), (b'e', b'e')]),
+        Expr::alt([
+            Expr::seq([Expr::opt(Expr::lit("+")), up_to_289]),
+            Expr::seq([Expr::lit("-"), Expr::repeat(digit(), 1, Some(3))]),
+        ]),
+    ]);
     Expr::seq([
         int_part(),
-        Expr::opt(Expr::seq([Expr::lit("."), digits()])),
-        Expr::opt(Expr::seq([
-            Expr::ByteClass(vec![(b'E', b'E'), (b'e', b'e')]),
-            Expr::opt(Expr::ByteClass(vec![(b'+', b'+'), (b'-', b'-')])),
-            digits(),
-        ])),
+        Expr::opt(Expr::seq([Expr::lit("."), Expr::repeat(digit(), 1, None)])),
+        Expr::opt(exponent),
     ])
 }
 

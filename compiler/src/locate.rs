@@ -155,7 +155,7 @@ mod tests {
         assert_eq!(position(text, "/0"), Some((2, 3)));
         assert_eq!(position(text, "/0/name"), Some((2, 12)));
         assert_eq!(position(text, "/0/parameters/type"), Some((3, 27)));
-        assert_eq!(position(text, "/0/parameters/x/1/k"), Some((3, 55)));
+        assert_eq!(position(text, "/0/parameters/x/1/k"), Some((3, 52)));
         assert_eq!(position(text, "/0/missing"), None);
         assert_eq!(position(text, "/3"), None);
     }
