@@ -167,33 +167,8 @@ pub mod bfcl {
         Value::Object(out)
     }
 
-    /// Loads a BFCL JSONL question file: one converted tool set per line.
-    pub fn load_sets(path: &Path) -> Vec<BfclSet> {
-        let text = read_text(path);
-        let mut sets = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let v = parse_json(line, &format!("{}:{}", path.display(), i + 1));
-            let id = v
-                .get("id")
-                .and_then(Value::as_str)
-                .unwrap_or_else(|| panic!("{}:{}: no \"id\"", path.display(), i + 1))
-                .to_string();
-            let funcs = v
-                .get("function")
-                .and_then(Value::as_array)
-                .unwrap_or_else(|| panic!("{}:{}: no \"function\" array", path.display(), i + 1));
-            let tools: Vec<Value> = funcs.iter().map(convert_function).collect();
-            let text = serde_json::to_string(&Value::Array(tools.clone())).unwrap();
-            sets.push(BfclSet { id, tools, text });
-        }
-        sets
-    }
-
-    /// One ground-truth line: `(id, [{tool_name: {param: [acceptable values]}}])`.
-    pub fn load_answers(path: &Path) -> Vec<(String, Vec<Value>)> {
+    /// The non-empty lines of a BFCL JSONL file as `(id, line value)`.
+    fn jsonl(path: &Path) -> Vec<(String, Value)> {
         let text = read_text(path);
         let mut out = Vec::new();
         for (i, line) in text.lines().enumerate() {
@@ -206,14 +181,40 @@ pub mod bfcl {
                 .and_then(Value::as_str)
                 .unwrap_or_else(|| panic!("{}:{}: no \"id\"", path.display(), i + 1))
                 .to_string();
-            let gt = v
-                .get("ground_truth")
-                .and_then(Value::as_array)
-                .unwrap_or_else(|| panic!("{}:{}: no \"ground_truth\"", path.display(), i + 1))
-                .clone();
-            out.push((id, gt));
+            out.push((id, v));
         }
         out
+    }
+
+    /// Loads a BFCL JSONL question file: one converted tool set per line.
+    pub fn load_sets(path: &Path) -> Vec<BfclSet> {
+        jsonl(path)
+            .into_iter()
+            .map(|(id, v)| {
+                let funcs = v
+                    .get("function")
+                    .and_then(Value::as_array)
+                    .unwrap_or_else(|| panic!("{}: {id}: no \"function\" array", path.display()));
+                let tools: Vec<Value> = funcs.iter().map(convert_function).collect();
+                let text = serde_json::to_string(&Value::Array(tools.clone())).unwrap();
+                BfclSet { id, tools, text }
+            })
+            .collect()
+    }
+
+    /// One ground-truth line: `(id, [{tool_name: {param: [acceptable values]}}])`.
+    pub fn load_answers(path: &Path) -> Vec<(String, Vec<Value>)> {
+        jsonl(path)
+            .into_iter()
+            .map(|(id, v)| {
+                let gt = v
+                    .get("ground_truth")
+                    .and_then(Value::as_array)
+                    .unwrap_or_else(|| panic!("{}: {id}: no \"ground_truth\"", path.display()))
+                    .clone();
+                (id, gt)
+            })
+            .collect()
     }
 }
 
