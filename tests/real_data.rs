@@ -138,16 +138,24 @@ fn report_failures(label: &str, failures: &[Failure]) {
     panic!("{msg}");
 }
 
-fn soundness(tok: &str) {
-    let label = format!("soundness of random walks on BFCL multiple + ToolBench with {tok}");
+/// Skips (with a message) when TOOLDEC_DATA is unset; otherwise loads the
+/// tokenizer and returns it with the start time and the load time.
+fn start(label: &str, tok: &str) -> Option<(Arc<Loaded>, Instant, std::time::Duration)> {
     if data_dir().is_none() {
         println!("TOOLDEC_DATA unset: skipping {label}");
-        return;
+        return None;
     }
     let t_all = Instant::now();
     let loaded = tokenizer(tok);
+    Some((loaded, t_all, t_all.elapsed()))
+}
+
+fn soundness(tok: &str) {
+    let label = format!("soundness of random walks on BFCL multiple + ToolBench with {tok}");
+    let Some((loaded, t_all, t_load)) = start(&label, tok) else {
+        return;
+    };
     let (vocab, hf) = (&loaded.0, &loaded.1);
-    let t_load = t_all.elapsed();
 
     let bfcl_sets = bfcl::load_sets(&data_file(BFCL_MULTIPLE));
     assert!(!bfcl_sets.is_empty(), "{BFCL_MULTIPLE} has no lines");
@@ -430,14 +438,10 @@ fn check_text(
 
 fn completeness(tok: &str) {
     let label = format!("completeness of BFCL multiple ground truth with {tok}");
-    if data_dir().is_none() {
-        println!("TOOLDEC_DATA unset: skipping {label}");
+    let Some((loaded, t_all, t_load)) = start(&label, tok) else {
         return;
-    }
-    let t_all = Instant::now();
-    let loaded = tokenizer(tok);
+    };
     let (vocab, hf) = (&loaded.0, &loaded.1);
-    let t_load = t_all.elapsed();
     let sets = bfcl::load_sets(&data_file(BFCL_MULTIPLE));
     let answers = bfcl::load_answers(&data_file(BFCL_MULTIPLE_ANSWERS));
     assert_eq!(
