@@ -13,6 +13,20 @@ use crate::nfa::Nfa;
 
 pub const DEAD: u32 = 0;
 
+/// The largest cyclic component [`Dfa::merge_bottom_up`] puts in canonical
+/// form (the cost is quadratic in its size); larger ones are left to
+/// Hopcroft.
+pub const MERGE_SCC_MAX: usize = 48;
+
+/// FNV-1a over a slice of words.
+fn hash_u32s(xs: &[u32]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &x in xs {
+        h = (h ^ x as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
 /// A deterministic automaton over byte classes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dfa {
@@ -161,27 +175,48 @@ impl Dfa {
     pub fn trim(&mut self) -> bool {
         let n = self.n_states();
         let k = self.n_classes;
-        // Co-reachable: backwards from accepting states.
-        let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
+        // Co-reachable: backwards from accepting states, over predecessor
+        // lists in CSR form (moves into the dead state and self-loops, the
+        // bulk of a sparse table, are left out).
+        let mut start = vec![0u32; n + 1];
         for s in 0..n {
             for c in 0..k {
                 let t = self.trans[s * k + c] as usize;
-                preds[t].push(s as u32);
+                if t != DEAD as usize && t != s {
+                    start[t + 1] += 1;
+                }
             }
         }
+        for i in 1..=n {
+            start[i] += start[i - 1];
+        }
+        let mut preds = vec![0u32; start[n] as usize];
+        let mut fill = start.clone();
+        for s in 0..n {
+            for c in 0..k {
+                let t = self.trans[s * k + c] as usize;
+                if t != DEAD as usize && t != s {
+                    preds[fill[t] as usize] = s as u32;
+                    fill[t] += 1;
+                }
+            }
+        }
+        drop(fill);
         let mut live = vec![false; n];
         let mut queue: VecDeque<u32> = (0..n as u32).filter(|&s| self.accept[s as usize]).collect();
         for &s in &queue {
             live[s as usize] = true;
         }
         while let Some(s) = queue.pop_front() {
-            for &p in &preds[s as usize] {
+            let (a, z) = (start[s as usize] as usize, start[s as usize + 1] as usize);
+            for &p in &preds[a..z] {
                 if !live[p as usize] {
                     live[p as usize] = true;
                     queue.push_back(p);
                 }
             }
         }
+        drop(preds);
         live[DEAD as usize] = false;
         if !live[self.start as usize] {
             return false;
@@ -263,9 +298,225 @@ impl Dfa {
         self.n_classes = nk;
     }
 
-    /// Hopcroft's partition refinement: merges states with equal languages.
+    /// Merges states with equal languages: first bottom-up over strongly
+    /// connected components ([`Dfa::merge_bottom_up`]), which is linear and
+    /// does most of the work on tool sets (identical argument machines,
+    /// shared name suffixes), then Hopcroft's partition refinement on what
+    /// is left, which makes the result exactly minimal.
     /// Call after [`Dfa::trim`]; the result is trimmed and renumbered.
     pub fn minimize(&mut self) {
+        self.merge_bottom_up();
+        self.hopcroft();
+    }
+
+    /// A sound, linear-time pre-pass of minimization. Components of the
+    /// transition graph are visited sinks first (Tarjan's order), so when a
+    /// component is reached every state it leads out to already has its
+    /// final class. A state that is its own component gets the class of
+    /// any earlier state with the same acceptance and the same classes of
+    /// targets; a cyclic component of at most [`MERGE_SCC_MAX`] states is
+    /// written in a canonical form (the least breadth-first encoding over
+    /// its possible roots, targets outside as classes) and shares classes
+    /// with an earlier component of the same form. Only equivalent states
+    /// are merged; those it misses (say, a loop equal to a state it exits
+    /// to) are left for Hopcroft.
+    pub fn merge_bottom_up(&mut self) {
+        let n = self.n_states();
+        let k = self.n_classes;
+        if n <= 2 {
+            return;
+        }
+        const NONE: u32 = u32::MAX;
+        const LOCAL: u32 = 1 << 31;
+        let mut class_of = vec![NONE; n];
+        let mut reps: Vec<u32> = vec![DEAD];
+        class_of[DEAD as usize] = 0;
+        // Single states: signature hash -> first class; chains for collisions.
+        let mut single: HashMap<u64, u32> = HashMap::new();
+        let mut chain: Vec<u32> = vec![NONE];
+        // Cyclic components: canonical encoding -> classes in encoding order.
+        let mut cyclic: HashMap<Vec<u32>, Vec<u32>> = HashMap::new();
+
+        // Iterative Tarjan.
+        let mut index = vec![NONE; n];
+        let mut low = vec![0u32; n];
+        let mut on_stack = vec![false; n];
+        let mut stack: Vec<u32> = Vec::new();
+        let mut call: Vec<(u32, u32)> = Vec::new();
+        let mut next_index = 0u32;
+        let mut comp: Vec<u32> = Vec::new();
+        let mut sig: Vec<u32> = Vec::with_capacity(k + 1);
+        let mut order: Vec<u32> = Vec::new();
+        let mut best: Vec<u32> = Vec::new();
+        let mut best_order: Vec<u32> = Vec::new();
+        let mut enc: Vec<u32> = Vec::new();
+        let mut local = vec![NONE; n];
+        let row = |s: u32| -> &[u32] { &self.trans[s as usize * k..(s as usize + 1) * k] };
+        for root in 1..n as u32 {
+            if index[root as usize] != NONE {
+                continue;
+            }
+            call.push((root, 0));
+            index[root as usize] = next_index;
+            low[root as usize] = next_index;
+            next_index += 1;
+            stack.push(root);
+            on_stack[root as usize] = true;
+            while let Some(&mut (v, ref mut ci)) = call.last_mut() {
+                if (*ci as usize) < k {
+                    let w = row(v)[*ci as usize];
+                    *ci += 1;
+                    if w == DEAD {
+                        continue;
+                    }
+                    if index[w as usize] == NONE {
+                        index[w as usize] = next_index;
+                        low[w as usize] = next_index;
+                        next_index += 1;
+                        stack.push(w);
+                        on_stack[w as usize] = true;
+                        call.push((w, 0));
+                    } else if on_stack[w as usize] {
+                        low[v as usize] = low[v as usize].min(index[w as usize]);
+                    }
+                    continue;
+                }
+                call.pop();
+                if let Some(&(u, _)) = call.last() {
+                    low[u as usize] = low[u as usize].min(low[v as usize]);
+                }
+                if low[v as usize] != index[v as usize] {
+                    continue;
+                }
+                comp.clear();
+                loop {
+                    let w = stack.pop().expect("Tarjan stack");
+                    on_stack[w as usize] = false;
+                    comp.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                let s0 = comp[0];
+                let self_loop = row(s0).contains(&s0);
+                if comp.len() == 1 && !self_loop {
+                    // Acyclic state: look its signature up.
+                    sig.clear();
+                    sig.push(self.accept[s0 as usize] as u32);
+                    sig.extend(row(s0).iter().map(|&t| class_of[t as usize]));
+                    let h = hash_u32s(&sig);
+                    let mut cand = single.get(&h).copied().unwrap_or(NONE);
+                    while cand != NONE {
+                        let r = reps[cand as usize];
+                        if self.accept[r as usize] as u32 == sig[0]
+                            && row(r)
+                                .iter()
+                                .zip(&sig[1..])
+                                .all(|(&t, &c)| class_of[t as usize] == c)
+                        {
+                            break;
+                        }
+                        cand = chain[cand as usize];
+                    }
+                    if cand == NONE {
+                        cand = reps.len() as u32;
+                        reps.push(s0);
+                        chain.push(single.get(&h).copied().unwrap_or(NONE));
+                        single.insert(h, cand);
+                    }
+                    class_of[s0 as usize] = cand;
+                    continue;
+                }
+                if comp.len() > MERGE_SCC_MAX {
+                    for &s in &comp {
+                        class_of[s as usize] = reps.len() as u32;
+                        reps.push(s);
+                        chain.push(NONE);
+                    }
+                    continue;
+                }
+                // Canonical form of a small cyclic component.
+                for &s in &comp {
+                    local[s as usize] = 0;
+                }
+                best.clear();
+                for &r in &comp {
+                    // Breadth-first numbering from r, classes in order.
+                    order.clear();
+                    order.push(r);
+                    for &s in &comp {
+                        local[s as usize] = NONE - 1;
+                    }
+                    local[r as usize] = 0;
+                    let mut i = 0;
+                    enc.clear();
+                    while i < order.len() {
+                        let s = order[i];
+                        i += 1;
+                        enc.push(self.accept[s as usize] as u32);
+                        for &t in row(s) {
+                            let lt = local[t as usize];
+                            if lt == NONE - 1 {
+                                local[t as usize] = order.len() as u32;
+                                order.push(t);
+                                enc.push(LOCAL | (order.len() as u32 - 1));
+                            } else if lt != NONE && t != DEAD && class_of[t as usize] == NONE {
+                                enc.push(LOCAL | lt);
+                            } else {
+                                enc.push(class_of[t as usize]);
+                            }
+                        }
+                        if !best.is_empty() && enc.as_slice() > &best[..enc.len().min(best.len())] {
+                            break;
+                        }
+                    }
+                    if order.len() == comp.len()
+                        && enc.len() == best.len().max(enc.len())
+                        && (best.is_empty() || enc < best)
+                    {
+                        std::mem::swap(&mut best, &mut enc);
+                        best_order.clear();
+                        best_order.extend_from_slice(&order);
+                    }
+                }
+                for &s in &comp {
+                    local[s as usize] = NONE;
+                }
+                match cyclic.get(&best) {
+                    Some(classes) => {
+                        for (&s, &c) in best_order.iter().zip(classes) {
+                            class_of[s as usize] = c;
+                        }
+                    }
+                    None => {
+                        let mut classes = Vec::with_capacity(best_order.len());
+                        for &s in &best_order {
+                            class_of[s as usize] = reps.len() as u32;
+                            classes.push(reps.len() as u32);
+                            reps.push(s);
+                            chain.push(NONE);
+                        }
+                        cyclic.insert(best.clone(), classes);
+                    }
+                }
+            }
+        }
+        drop((index, low, on_stack, single, chain, cyclic, local));
+        if reps.len() == n {
+            return;
+        }
+        let mut trans = Vec::with_capacity(reps.len() * k);
+        for &r in &reps {
+            trans.extend(row(r).iter().map(|&t| class_of[t as usize]));
+        }
+        self.accept = reps.iter().map(|&r| self.accept[r as usize]).collect();
+        self.start = class_of[self.start as usize];
+        self.trans = trans;
+        self.renumber();
+    }
+
+    /// Hopcroft's partition refinement: merges states with equal languages.
+    fn hopcroft(&mut self) {
         let n = self.n_states();
         let k = self.n_classes;
         if n <= 2 {
@@ -418,5 +669,149 @@ impl Dfa {
         self.start = id_of_block[block_of[self.start as usize] as usize];
         self.trans = trans;
         self.renumber();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A random DFA over `k` classes, doubled: a new start state leads to
+    /// two copies of one random automaton (by the first two classes), and
+    /// some moves of the second copy cross into the first. The copies'
+    /// states are pairwise equivalent, so there is much to merge, in
+    /// acyclic parts and in loops alike. Odd seeds add the crossing moves
+    /// (which the pre-pass may leave to Hopcroft); even seeds keep the
+    /// copies exact.
+    fn random_dfa(seed: u64, m: usize, k: usize) -> Dfa {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let k = k.max(2);
+        let n = 2 + 2 * m;
+        let mut trans = vec![DEAD; n * k];
+        let mut accept = vec![false; n];
+        // Template state i (0..m) is state 2 + i in copy one, 2 + m + i in two.
+        for i in 0..m {
+            accept[2 + i] = next() % 3 == 0;
+            accept[2 + m + i] = accept[2 + i];
+            for c in 0..k {
+                let r = next();
+                if r % 4 == 0 {
+                    continue;
+                }
+                let j = (r >> 8) as usize % m;
+                trans[(2 + i) * k + c] = (2 + j) as u32;
+                let cross = seed % 2 == 1 && (r >> 40) % 3 == 0;
+                trans[(2 + m + i) * k + c] = if cross { 2 + j } else { 2 + m + j } as u32;
+            }
+        }
+        trans[k] = 2;
+        trans[k + 1] = (2 + m) as u32;
+        let mut classes = [0u8; 256];
+        for (b, c) in classes.iter_mut().enumerate() {
+            *c = (b % k) as u8;
+        }
+        Dfa {
+            classes,
+            n_classes: k,
+            trans,
+            accept,
+            start: 1,
+        }
+    }
+
+    /// Whether two DFAs accept the same language (product reachability).
+    fn same_language(a: &Dfa, b: &Dfa) -> bool {
+        let mut seen = std::collections::HashSet::new();
+        let mut todo = vec![(a.start, b.start)];
+        while let Some((s, t)) = todo.pop() {
+            if !seen.insert((s, t)) {
+                continue;
+            }
+            if a.accept[s as usize] != b.accept[t as usize] {
+                return false;
+            }
+            for byte in 0..=255u8 {
+                todo.push((a.next(s, byte), b.next(t, byte)));
+            }
+        }
+        true
+    }
+
+    #[test]
+    fn bottom_up_merge_keeps_the_language_and_hopcroft_finishes_it() {
+        let mut shrunk = 0;
+        for seed in 0..300u64 {
+            let n = 1 + (seed as usize * 7) % 30;
+            let k = 2 + (seed as usize) % 3;
+            let mut d = random_dfa(seed, n, k);
+            if !d.trim() {
+                continue;
+            }
+            let mut merged = d.clone();
+            merged.merge_bottom_up();
+            assert!(merged.n_states() <= d.n_states());
+            shrunk += (merged.n_states() < d.n_states()) as usize;
+            if seed % 2 == 0 {
+                // Exact copies: the pre-pass alone folds them into one.
+                assert!(
+                    merged.n_states() <= 2 + (d.n_states() - 2) / 2,
+                    "seed {seed}: {} states left of {}",
+                    merged.n_states(),
+                    d.n_states()
+                );
+            }
+            assert!(
+                same_language(&d, &merged),
+                "seed {seed}: merge changed the language"
+            );
+            let mut full = d.clone();
+            full.hopcroft();
+            merged.hopcroft();
+            assert_eq!(
+                merged, full,
+                "seed {seed}: the minimal DFA depends on the pre-pass"
+            );
+        }
+        assert!(
+            shrunk >= 150,
+            "only {shrunk} random DFAs had states to merge"
+        );
+    }
+
+    #[test]
+    fn identical_loops_merge_before_hopcroft() {
+        // Two copies of `a*b` behind `x` and `y`: the pre-pass alone merges
+        // the copies (one loop state, one final state).
+        let mut classes = [0u8; 256];
+        for (b, c) in [(b'x', 1u8), (b'y', 2), (b'a', 3), (b'b', 4)] {
+            classes[b as usize] = c;
+        }
+        let k = 5;
+        // states: 0 dead, 1 start, 2/3 loops, 4/5 finals.
+        let mut trans = vec![DEAD; 6 * k];
+        trans[k + 1] = 2;
+        trans[k + 2] = 3;
+        trans[2 * k + 3] = 2;
+        trans[2 * k + 4] = 4;
+        trans[3 * k + 3] = 3;
+        trans[3 * k + 4] = 5;
+        let accept = vec![false, false, false, false, true, true];
+        let mut d = Dfa {
+            classes,
+            n_classes: k,
+            trans,
+            accept,
+            start: 1,
+        };
+        let before = d.clone();
+        d.merge_bottom_up();
+        assert_eq!(d.n_states(), 4, "dead, start, loop, final");
+        assert!(same_language(&before, &d));
     }
 }

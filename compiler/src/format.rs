@@ -98,14 +98,21 @@ fn react(tools: Vec<(String, Expr)>) -> Result<Expr, Error> {
         Expr::star(line_char()),
         Expr::star(Expr::seq([Expr::lit("\n"), line_not_action()])),
     ]);
+    // One "Action Input" line per distinct (shared) argument machine.
+    let mut lines: std::collections::HashMap<*const Expr, Expr> = std::collections::HashMap::new();
     let calls = Expr::Trie(
         tools
             .into_iter()
             .map(|(name, args)| {
-                (
-                    name.into_bytes(),
-                    Expr::seq([Expr::lit("\nAction Input: "), args]),
-                )
+                let line = |args: Expr| Expr::seq([Expr::lit("\nAction Input: "), args]);
+                let branch = match &args {
+                    Expr::Shared(rc) => lines
+                        .entry(std::rc::Rc::as_ptr(rc))
+                        .or_insert_with(|| Expr::shared(line(args.clone())))
+                        .clone(),
+                    _ => line(args),
+                };
+                (name.into_bytes(), branch)
             })
             .collect(),
     );

@@ -69,7 +69,7 @@ impl Default for Options {
             max_states: 2_000_000,
             max_nfa_states: 20_000_000,
             vocab_size: None,
-            zstd_level: Some(19),
+            zstd_level: Some(9),
             threads: 0,
         }
     }
@@ -113,14 +113,40 @@ pub enum Progress {
 pub fn lower(set: &ToolSet, opts: &Options, leading_space: bool) -> Result<Expr, Error> {
     let mut lowering = Lowering::new(set, opts.json);
     let mut tools = Vec::with_capacity(set.tools.len());
+    // Tools with the same parameters schema share one argument machine: the
+    // NFA builds it once, determinization reaches one copy of its states,
+    // and minimization has that much less to merge.
+    let mut seen: std::collections::HashMap<String, Expr> = std::collections::HashMap::new();
     for i in 0..set.tools.len() {
-        tools.push((set.tools[i].name.clone(), lowering.tool_arguments(i)?));
+        let key = set.tools[i].parameters.to_string();
+        let args = match seen.get(&key) {
+            Some(e) => e.clone(),
+            None => {
+                let e = Expr::shared(lowering.tool_arguments(i)?);
+                seen.insert(key, e.clone());
+                e
+            }
+        };
+        tools.push((set.tools[i].name.clone(), args));
     }
     let body = opts.format.lower(tools)?;
     Ok(if leading_space {
         Expr::seq([Expr::opt(Expr::lit(" ")), body])
     } else {
         body
+    })
+}
+
+/// The whole grammar of a tool set as one regular expression (the syntax of
+/// `regex-syntax`, Unicode mode), for running other engines on exactly the
+/// language this compiler builds.
+pub fn regex(set: &ToolSet, opts: &Options, leading_space: bool) -> Result<String, Error> {
+    let expr = lower(set, opts, leading_space)?;
+    expr::to_regex(&expr).map_err(|m| {
+        Error::new(
+            ErrorKind::Unsupported,
+            format!("the grammar has no regular-expression spelling: {m}"),
+        )
     })
 }
 

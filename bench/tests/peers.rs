@@ -1,0 +1,36 @@
+//! The peers run on exactly our language: along fixed walks through our
+//! grammar, outlines-core's and llguidance's masks equal ours, token for
+//! token. This is what makes the benchmark's ratios comparable.
+
+use tooldec_bench::peers::{llg, outlines};
+use tooldec_bench::{load_vocab, ours, walks, workloads};
+use tooldec_compiler::Options;
+
+#[test]
+fn peers_serve_our_masks_on_bfcl_sets() {
+    if tooldec_bench::data_dir().is_none() {
+        eprintln!("TOOLDEC_DATA unset: skipping the peer-equivalence test");
+        return;
+    }
+    let vocab = load_vocab("gpt2").unwrap();
+    let sets = workloads::bfcl("multiple");
+    let ov = outlines::vocabulary(&vocab);
+    let env = llg::tok_env(&vocab);
+    let factory = llg::factory(&env);
+    for set in sets.iter().step_by(50) {
+        let spec = set.spec();
+        let built = ours::build(&spec, &vocab).unwrap();
+        let loaded = ours::load(&built.artifact);
+        let g = loaded.artifact.grammar();
+        let w = walks::walks(&g, &set.name, 3);
+        let rx = tooldec_compiler::regex(&spec, &Options::default(), vocab.leading_space).unwrap();
+        let mut us = ours::Ours::new(&g);
+        let mut o = outlines::Outlines::build(&rx, &ov).unwrap();
+        let d = walks::first_difference(&mut us, &mut o, &w, g.mask_words());
+        assert!(d.is_none(), "{}: outlines-core differs: {d:?}", set.name);
+        let mut l = llg::Llg::build(&factory, &rx).unwrap();
+        let d = walks::first_difference(&mut us, &mut l, &w, g.mask_words());
+        assert!(d.is_none(), "{}: llguidance differs: {d:?}", set.name);
+        eprintln!("{}: {} walks agree", set.name, w.len());
+    }
+}
