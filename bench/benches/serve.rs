@@ -1,1 +1,151 @@
-fn main() {}
+//! Per-call serving costs, criterion style: tooldec's `fill_mask` and
+//! `accept_token`, outlines-core's index lookups written into the same
+//! bitmask, and llguidance's `compute_mask` / `consume_token`, at the states
+//! of fixed walks through the same grammar (each iteration takes the next
+//! step, cycling). Before timing, tooldec's masks along the walks must hash
+//! to the recorded value and both peers' masks must equal ours.
+//!
+//! `TOOLDEC_DATA` must be set. `TOOLDEC_BENCH_TOKENIZERS` (default
+//! `llama-3.2`) and `TOOLDEC_BENCH_WORKLOADS` (default
+//! `bfcl:multiple:multiple_0,scale:100`) choose the grid; outlines-core is
+//! built only for workloads of at most 100 tools (its index build takes
+//! minutes beyond).
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use tooldec_bench::peers::{llg, outlines};
+use tooldec_bench::report::resolve;
+use tooldec_bench::{load_vocab, ours, record, walks, Engine};
+use tooldec_compiler::Options;
+
+const WALKS: usize = 8;
+
+fn grid(var: &str, default: &str) -> Vec<String> {
+    std::env::var(var)
+        .unwrap_or_else(|_| default.to_string())
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn serve(c: &mut Criterion) {
+    if tooldec_bench::data_dir().is_none() {
+        eprintln!("TOOLDEC_DATA unset: skipping the serving benchmarks");
+        return;
+    }
+    for tok in grid("TOOLDEC_BENCH_TOKENIZERS", "llama-3.2") {
+        let vocab = load_vocab(&tok).expect("tokenizer");
+        for spec in grid(
+            "TOOLDEC_BENCH_WORKLOADS",
+            "bfcl:multiple:multiple_0,scale:100",
+        ) {
+            let w = resolve(&spec).expect("workload");
+            let set = w.spec();
+            let built = ours::build(&set, &vocab).expect("compile");
+            let loaded = ours::load(&built.artifact);
+            let g = loaded.artifact.grammar();
+            let ws = walks::walks(&g, &spec, WALKS);
+            let words = g.mask_words();
+            let hash = walks::mask_hash(&mut ours::Ours::new(&g), &ws, words);
+            record::check(&tok, &spec, WALKS, hash).unwrap_or_else(|e| panic!("{e}"));
+
+            // Our matcher at every step, and the token taken there.
+            let mut steps = Vec::new();
+            for walk in &ws {
+                let mut m = g.matcher();
+                for &t in walk {
+                    steps.push((m, t));
+                    assert!(m.accept_token(t));
+                }
+            }
+            let mut buf = vec![0u32; words];
+            let mut group = c.benchmark_group(format!("serve/{tok}/{spec}"));
+            let mut i = 0;
+            group.bench_function("tooldec/fill_mask", |b| {
+                b.iter(|| {
+                    i = (i + 1) % steps.len();
+                    steps[i].0.fill_mask(&mut buf);
+                })
+            });
+            group.bench_function("tooldec/accept_token", |b| {
+                b.iter(|| {
+                    i = (i + 1) % steps.len();
+                    let (mut m, t) = steps[i];
+                    std::hint::black_box(m.accept_token(t))
+                })
+            });
+
+            let rx = tooldec_compiler::regex(&set, &Options::default(), vocab.leading_space)
+                .expect("regex");
+            if set.tools.len() <= 100 {
+                let ov = outlines::vocabulary(&vocab);
+                let mut o = outlines::Outlines::build(&rx, &ov).expect("outlines-core index");
+                let d = walks::first_difference(&mut ours::Ours::new(&g), &mut o, &ws, words);
+                assert!(d.is_none(), "{spec}: outlines-core's masks differ: {d:?}");
+                // outlines-core's state at every step.
+                let idx = &o.index;
+                let mut ostates = Vec::new();
+                for walk in &ws {
+                    let mut s = idx.initial_state();
+                    for &t in walk {
+                        ostates.push((s, t));
+                        if let Some(n) = idx.next_state(&s, &t) {
+                            s = n;
+                        }
+                    }
+                }
+                group.bench_function("outlines-core/fill_mask", |b| {
+                    b.iter(|| {
+                        i = (i + 1) % ostates.len();
+                        buf.fill(0);
+                        if let Some(it) = idx.allowed_tokens_iter(&ostates[i].0) {
+                            for &t in it {
+                                buf[t as usize / 32] |= 1 << (t % 32);
+                            }
+                        }
+                    })
+                });
+                group.bench_function("outlines-core/accept_token", |b| {
+                    b.iter(|| {
+                        i = (i + 1) % ostates.len();
+                        let (s, t) = ostates[i];
+                        std::hint::black_box(idx.next_state(&s, &t))
+                    })
+                });
+            }
+
+            let env = llg::tok_env(&vocab);
+            let f = llg::factory(&env);
+            let mut l = llg::Llg::build(&f, &rx).expect("llguidance");
+            let d = walks::first_difference(&mut ours::Ours::new(&g), &mut l, &ws, words);
+            assert!(d.is_none(), "{spec}: llguidance's masks differ: {d:?}");
+            // llguidance keeps lexer caches inside its matcher: time it as a
+            // decoder drives it, one walk after another, one mask per step.
+            let mut l = llg::Llg::build(&f, &rx).expect("llguidance");
+            let flat: Vec<(bool, u32)> = ws
+                .iter()
+                .flat_map(|w| w.iter().enumerate().map(|(k, &t)| (k == 0, t)))
+                .collect();
+            let mut j = 0;
+            group.bench_function("llguidance/fill_mask+accept", |b| {
+                b.iter(|| {
+                    let (first, t) = flat[j];
+                    j = (j + 1) % flat.len();
+                    if first {
+                        l.reset();
+                    }
+                    l.fill_mask(&mut buf);
+                    assert!(l.accept(t));
+                })
+            });
+            group.finish();
+        }
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20).warm_up_time(std::time::Duration::from_millis(500));
+    targets = serve
+}
+criterion_main!(benches);

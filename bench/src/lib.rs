@@ -651,3 +651,63 @@ pub mod stats {
     }
 }
 pub mod report;
+
+pub mod record {
+    //! The known results: mask hashes along fixed walks, committed in
+    //! `bench/mask-hashes.txt` as `TOKENIZER WORKLOAD WALKS HASH` lines.
+    //! Every benchmark checks its workload's hash before it times anything,
+    //! so that a change that is fast but serves different masks fails.
+
+    use super::*;
+
+    /// The record file.
+    pub fn path() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("mask-hashes.txt")
+    }
+
+    /// The recorded hash of `(tokenizer, workload, walks)`, if any.
+    pub fn lookup(tok: &str, workload: &str, walks: usize) -> Option<String> {
+        let text = std::fs::read_to_string(path()).ok()?;
+        text.lines().find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 4 && f[0] == tok && f[1] == workload && f[2] == walks.to_string())
+                .then(|| f[3].to_string())
+        })
+    }
+
+    /// Checks `hash` against the record. With `TOOLDEC_BENCH_RECORD=1` a
+    /// missing or different entry is (re)written instead.
+    pub fn check(tok: &str, workload: &str, walks: usize, hash: u64) -> Result<(), String> {
+        let hash = format!("{hash:016x}");
+        let recorded = lookup(tok, workload, walks);
+        if recorded.as_deref() == Some(hash.as_str()) {
+            return Ok(());
+        }
+        if std::env::var_os("TOOLDEC_BENCH_RECORD").is_some_and(|v| v == "1") {
+            let text = std::fs::read_to_string(path()).unwrap_or_default();
+            let mut lines: Vec<String> = text
+                .lines()
+                .filter(|l| {
+                    let f: Vec<&str> = l.split_whitespace().collect();
+                    !(f.len() == 4 && f[0] == tok && f[1] == workload && f[2] == walks.to_string())
+                })
+                .map(str::to_string)
+                .collect();
+            lines.push(format!("{tok} {workload} {walks} {hash}"));
+            lines.sort();
+            std::fs::write(path(), lines.join("\n") + "\n").map_err(|e| e.to_string())?;
+            return Ok(());
+        }
+        Err(match recorded {
+            Some(r) => format!(
+                "{tok} {workload}: the masks along {walks} fixed walks hash to {hash}, \
+                 the record says {r}: the served masks changed (if on purpose, rerun \
+                 with TOOLDEC_BENCH_RECORD=1 and commit bench/mask-hashes.txt)"
+            ),
+            None => format!(
+                "{tok} {workload}: no recorded mask hash for {walks} walks \
+                 (run with TOOLDEC_BENCH_RECORD=1 to record {hash})"
+            ),
+        })
+    }
+}

@@ -122,6 +122,7 @@ fn child(args: &[String]) -> Result<(), String> {
             .map_err(|e| e.to_string())?;
         let mut e = ours::Ours::new(&g);
         let hash = walks::mask_hash(&mut e, &ws, g.mask_words());
+        crate::record::check(tok, spec, n_walks, hash)?;
         let (fill, accept) = time_engine(&mut e, &ws, g.mask_words(), 5);
         let r = &built.report;
         let phases: serde_json::Map<String, Value> = r
@@ -295,9 +296,15 @@ fn bytes(b: f64) -> String {
 
 fn ratio(theirs: f64, ours: f64) -> String {
     if theirs.is_nan() || ours.is_nan() || ours <= 0.0 {
-        "–".into()
+        return "–".into();
+    }
+    let r = theirs / ours;
+    if r >= 10.0 {
+        format!("{r:.0}×")
+    } else if r >= 0.1 {
+        format!("{r:.1}×")
     } else {
-        format!("{:.0}×", theirs / ours)
+        format!("{r:.3}×")
     }
 }
 
@@ -536,7 +543,7 @@ fn scale_table(md: &mut String, rows: &[(String, usize, Value)]) {
     let _ = writeln!(
         md,
         "Scale sets: the first N distinct real tools (ToolBench APIs, then BFCL functions; renamed copies past the pool). \
-         Compile includes lowering, determinization, minimization, crossing with the vocabulary and zstd-19; \
+         Compile includes lowering, determinization, minimization, crossing with the vocabulary and zstd (level 9); \
          the tokenizer's own loading is not included (it is the same for every set). Peak RSS is the compiling process's, tokenizer included.\n"
     );
     let _ = writeln!(

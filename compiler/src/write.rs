@@ -23,6 +23,10 @@ pub struct MaskForms {
     pub words: usize,
 }
 
+/// A mask is stored as a list of ids only when the list has at most
+/// `words / LIST_FRACTION` entries (see [`payload`]).
+pub const LIST_FRACTION: usize = 8;
+
 /// Builds the raw payload.
 pub fn payload(
     dfa: &Dfa,
@@ -47,11 +51,15 @@ pub fn payload(
         let ids = |want: bool| {
             (0..n_tokens).filter(move |&t| (m[(t >> 5) as usize] >> (t & 31)) & 1 == want as u32)
         };
-        let (k, len) = if (allowed as usize) <= words && allowed <= denied {
+        // A list costs a clear of the whole buffer plus one store per id,
+        // a dense mask one copy: past an eighth of the dense size a list is
+        // slower to serve than the copy, so it is stored dense.
+        let list_max = words / LIST_FRACTION;
+        let (k, len) = if (allowed as usize) <= list_max && allowed <= denied {
             mask_data.extend(ids(true));
             forms.allow += 1;
             (kind::ALLOW, allowed)
-        } else if (denied as usize) < words {
+        } else if (denied as usize) <= list_max {
             mask_data.extend(ids(false));
             forms.deny += 1;
             (kind::DENY, denied)
