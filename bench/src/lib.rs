@@ -155,6 +155,36 @@ pub mod workloads {
         out
     }
 
+    /// Like [`scale`], but the copies past the pool also get their
+    /// top-level parameter names suffixed (`city_2`), so that no two tools
+    /// share an argument machine: the harder, fully distinct variant.
+    pub fn scale_distinct(pool: &[Value], n: usize) -> Workload {
+        let mut w = scale(pool, n);
+        for (i, tool) in w.tools.iter_mut().enumerate() {
+            let round = i / pool.len() + 1;
+            if round == 1 {
+                continue;
+            }
+            let params = &mut tool["parameters"];
+            if let Some(Value::Object(props)) = params.get("properties") {
+                let renamed: serde_json::Map<String, Value> = props
+                    .iter()
+                    .map(|(k, v)| (format!("{k}_{round}"), v.clone()))
+                    .collect();
+                params["properties"] = Value::Object(renamed);
+            }
+            if let Some(Value::Array(req)) = params.get("required") {
+                let renamed: Vec<Value> = req
+                    .iter()
+                    .map(|r| Value::String(format!("{}_{round}", r.as_str().unwrap_or(""))))
+                    .collect();
+                params["required"] = Value::Array(renamed);
+            }
+        }
+        w.name = format!("scale-distinct-{n}");
+        w
+    }
+
     /// The first `n` tools of the pool, cycled with renamed copies
     /// (`name_2`, `name_3`, ...) when `n` exceeds the pool: every name of a
     /// scale set is distinct.

@@ -34,3 +34,42 @@ fn peers_serve_our_masks_on_bfcl_sets() {
         eprintln!("{}: {} walks agree", set.name, w.len());
     }
 }
+
+/// The known results the benchmarks check: the masks served along fixed
+/// walks still hash to the values recorded in `bench/mask-hashes.txt`.
+#[test]
+fn recorded_mask_hashes_hold() {
+    if tooldec_bench::data_dir().is_none() {
+        eprintln!("TOOLDEC_DATA unset: skipping the recorded mask hashes");
+        return;
+    }
+    let vocab = load_vocab("gpt2").unwrap();
+    for spec in ["bfcl:multiple:multiple_0", "scale:10", "scale:100"] {
+        let set = tooldec_bench::report::resolve(spec).unwrap().spec();
+        let built = ours::build(&set, &vocab).unwrap();
+        let loaded = ours::load(&built.artifact);
+        let g = loaded.artifact.grammar();
+        let w = walks::walks(&g, spec, 8);
+        let hash = walks::mask_hash(&mut ours::Ours::new(&g), &w, g.mask_words());
+        tooldec_bench::record::check("gpt2", spec, 8, hash).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// The scale sets have the sizes asked for, distinct names, and only tools
+/// the compiler lowers.
+#[test]
+fn scale_sets_are_distinct_real_tools() {
+    if tooldec_bench::data_dir().is_none() {
+        eprintln!("TOOLDEC_DATA unset: skipping the scale-set check");
+        return;
+    }
+    let pool = workloads::pool();
+    assert!(pool.len() > 3000, "pool of only {} tools", pool.len());
+    let w = workloads::scale(&pool, 10_000);
+    assert_eq!(w.tools.len(), 10_000);
+    let names: std::collections::HashSet<&str> =
+        w.tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names.len(), 10_000, "duplicate names in the 10,000-tool set");
+    // The set parses as compiler input.
+    assert_eq!(w.spec().tools.len(), 10_000);
+}

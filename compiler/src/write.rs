@@ -1,11 +1,13 @@
 //! Writing the artifact: the payload in the layout of
 //! `tooldec_runtime::layout` (described in `runtime/FORMAT.md`), then zstd.
 //!
-//! Each distinct mask is stored once, as whichever of three forms is
-//! smallest: the dense bitmask (`mask_words` words), the list of allowed ids,
-//! or the list of disallowed ids below the token count. The runtime fills a
-//! dense mask with one copy and a list by zeroing (or filling) and setting
-//! (or clearing) its bits.
+//! Each distinct mask is stored once, in one of three forms: the dense
+//! bitmask (`mask_words` words), the list of allowed ids, or the list of
+//! disallowed ids below the token count. The runtime fills a dense mask with
+//! one copy and a list by zeroing (or filling) and setting (or clearing) its
+//! bits, so a list is used only while it is short (at most
+//! [`LIST_FRACTION`]th of the dense words), where it is both smaller and
+//! about as fast.
 
 use tooldec_runtime::layout::{self, hdr, kind, sec, HEADER_WORDS, KIND_SHIFT, SECTION_COUNT};
 
