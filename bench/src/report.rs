@@ -434,7 +434,11 @@ fn report(args: &[String]) -> Result<(), String> {
     // 2. Every real tool set, ours only (compile time and size).
     let sets_toks = list(
         "--families-tokenizers",
-        &if quick { toks[0].clone() } else { toks.join(",") },
+        &if quick {
+            toks[0].clone()
+        } else {
+            toks.join(",")
+        },
     );
     families(&mut md, &sets_toks, quick)?;
 

@@ -67,9 +67,16 @@ fn scale_sets_are_distinct_real_tools() {
     assert!(pool.len() > 3000, "pool of only {} tools", pool.len());
     let w = workloads::scale(&pool, 10_000);
     assert_eq!(w.tools.len(), 10_000);
-    let names: std::collections::HashSet<&str> =
-        w.tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names.len(), 10_000, "duplicate names in the 10,000-tool set");
+    let names: std::collections::HashSet<&str> = w
+        .tools
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names.len(),
+        10_000,
+        "duplicate names in the 10,000-tool set"
+    );
     // The set parses as compiler input.
     assert_eq!(w.spec().tools.len(), 10_000);
 }
