@@ -14,19 +14,10 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use tooldec_bench::peers::{llg, outlines};
 use tooldec_bench::report::resolve;
-use tooldec_bench::{load_vocab, ours, record, walks, Engine};
+use tooldec_bench::{grid, load_vocab, ours, record, walks, Engine};
 use tooldec_compiler::Options;
 
 const WALKS: usize = 8;
-
-fn grid(var: &str, default: &str) -> Vec<String> {
-    std::env::var(var)
-        .unwrap_or_else(|_| default.to_string())
-        .split(',')
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect()
-}
 
 fn serve(c: &mut Criterion) {
     if tooldec_bench::data_dir().is_none() {

@@ -42,6 +42,16 @@ pub fn peak_rss() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// A comma-separated list from environment variable `var`, or `default`.
+pub fn grid(var: &str, default: &str) -> Vec<String> {
+    std::env::var(var)
+        .unwrap_or_else(|_| default.to_string())
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 /// Where the compiled binaries of this workspace are (`target/release`).
 pub fn target_dir() -> PathBuf {
     std::env::current_exe()

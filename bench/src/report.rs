@@ -302,42 +302,30 @@ fn ns(v: &Value, which: &str, k: &str) -> f64 {
     v.get(which).map_or(f64::NAN, |s| f(s, k))
 }
 
+/// `x` scaled by the largest unit it reaches, `–` for a missing value.
+fn scaled(x: f64, units: &[(f64, &str, usize)]) -> String {
+    if x.is_nan() {
+        return "–".into();
+    }
+    let &(div, unit, prec) = units
+        .iter()
+        .find(|(div, _, _)| x >= *div)
+        .unwrap_or(units.last().unwrap());
+    format!("{:.*} {unit}", prec, x / div)
+}
+
 /// A duration in seconds, human-scaled.
 fn secs(s: f64) -> String {
-    if s.is_nan() {
-        "–".into()
-    } else if s >= 1.0 {
-        format!("{s:.2} s")
-    } else if s >= 1e-3 {
-        format!("{:.1} ms", s * 1e3)
-    } else {
-        format!("{:.0} µs", s * 1e6)
-    }
+    scaled(s, &[(1.0, "s", 2), (1e-3, "ms", 1), (1e-6, "µs", 0)])
 }
 
 /// A per-call time in ns, human-scaled.
 fn nanos(x: f64) -> String {
-    if x.is_nan() {
-        "–".into()
-    } else if x >= 1e6 {
-        format!("{:.2} ms", x / 1e6)
-    } else if x >= 1e3 {
-        format!("{:.2} µs", x / 1e3)
-    } else {
-        format!("{x:.0} ns")
-    }
+    scaled(x, &[(1e6, "ms", 2), (1e3, "µs", 2), (1.0, "ns", 0)])
 }
 
 fn bytes(b: f64) -> String {
-    if b.is_nan() {
-        "–".into()
-    } else if b >= 1e9 {
-        format!("{:.2} GB", b / 1e9)
-    } else if b >= 1e6 {
-        format!("{:.1} MB", b / 1e6)
-    } else {
-        format!("{:.0} KB", b / 1e3)
-    }
+    scaled(b, &[(1e9, "GB", 2), (1e6, "MB", 1), (1e3, "KB", 0)])
 }
 
 fn ratio(theirs: f64, ours: f64) -> String {
