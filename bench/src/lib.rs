@@ -52,21 +52,6 @@ pub fn grid(var: &str, default: &str) -> Vec<String> {
         .collect()
 }
 
-/// Where the compiled binaries of this workspace are (`target/release`).
-pub fn target_dir() -> PathBuf {
-    std::env::current_exe()
-        .ok()
-        .and_then(|p| p.parent().map(|d| d.to_path_buf()))
-        .map(|d| {
-            if d.ends_with("deps") {
-                d.parent().unwrap().to_path_buf()
-            } else {
-                d
-            }
-        })
-        .unwrap_or_else(|| PathBuf::from("target/release"))
-}
-
 pub mod workloads {
     //! Tool sets from the real data, in the compiler's input form.
 
@@ -131,8 +116,14 @@ pub mod workloads {
 
     /// The pool of distinct real tools the scale sets draw from: ToolBench's
     /// unique APIs, then the functions of BFCL's single-turn categories, each
-    /// kept when it lowers on its own and its name is new.
-    pub fn pool() -> Vec<Value> {
+    /// kept when it lowers on its own and its name is new. Built once per
+    /// process.
+    pub fn pool() -> &'static [Value] {
+        static POOL: std::sync::OnceLock<Vec<Value>> = std::sync::OnceLock::new();
+        POOL.get_or_init(build_pool)
+    }
+
+    fn build_pool() -> Vec<Value> {
         let mut names = HashSet::new();
         let mut out = Vec::new();
         let mut add = |tool: Value, out: &mut Vec<Value>| {
@@ -328,19 +319,6 @@ pub mod peers {
 
     use super::*;
 
-    /// The token bytes every engine sees: text tokens as their bytes; special
-    /// tokens and unused ids have none (they never match text).
-    pub fn text_tokens(vocab: &Vocab) -> Vec<Option<&[u8]>> {
-        vocab
-            .tokens
-            .iter()
-            .map(|t| match t {
-                Token::Text(b) => Some(b.as_slice()),
-                _ => None,
-            })
-            .collect()
-    }
-
     pub mod outlines {
         use super::*;
         use outlines_core::prelude::{Index, Vocabulary};
@@ -357,8 +335,9 @@ pub mod peers {
         pub fn vocabulary(vocab: &Vocab) -> Vocabulary {
             let eos = vocab.eos[0];
             let mut v = Vocabulary::new(eos);
-            for (id, bytes) in text_tokens(vocab).into_iter().enumerate() {
-                if let Some(b) = bytes {
+            // Text tokens only: special tokens and unused ids never match text.
+            for (id, t) in vocab.tokens.iter().enumerate() {
+                if let Token::Text(b) = t {
                     if id as u32 != eos {
                         v.try_insert(b.to_vec(), id as u32)
                             .unwrap_or_else(|e| panic!("outlines-core refuses token {id}: {e}"));
@@ -705,14 +684,19 @@ pub mod record {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("mask-hashes.txt")
     }
 
+    /// The recorded hash on `line` if it is the entry of
+    /// `(tokenizer, workload, walks)`.
+    fn entry<'l>(line: &'l str, tok: &str, workload: &str, walks: usize) -> Option<&'l str> {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        (f.len() == 4 && f[0] == tok && f[1] == workload && f[2] == walks.to_string())
+            .then_some(f[3])
+    }
+
     /// The recorded hash of `(tokenizer, workload, walks)`, if any.
     pub fn lookup(tok: &str, workload: &str, walks: usize) -> Option<String> {
         let text = std::fs::read_to_string(path()).ok()?;
-        text.lines().find_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            (f.len() == 4 && f[0] == tok && f[1] == workload && f[2] == walks.to_string())
-                .then(|| f[3].to_string())
-        })
+        let found = text.lines().find_map(|l| entry(l, tok, workload, walks));
+        found.map(str::to_string)
     }
 
     /// Checks `hash` against the record. With `TOOLDEC_BENCH_RECORD=1` a
@@ -727,10 +711,7 @@ pub mod record {
             let text = std::fs::read_to_string(path()).unwrap_or_default();
             let mut lines: Vec<String> = text
                 .lines()
-                .filter(|l| {
-                    let f: Vec<&str> = l.split_whitespace().collect();
-                    !(f.len() == 4 && f[0] == tok && f[1] == workload && f[2] == walks.to_string())
-                })
+                .filter(|l| entry(l, tok, workload, walks).is_none())
                 .map(str::to_string)
                 .collect();
             lines.push(format!("{tok} {workload} {walks} {hash}"));

@@ -49,7 +49,7 @@ fn tools(args: &[String]) -> Result<(), String> {
         .ok_or("tools: N must be a number")?;
     let out = flag(args, "-o").ok_or("tools: -o FILE is required")?;
     let pool = workloads::pool();
-    let w = workloads::scale(&pool, n);
+    let w = workloads::scale(pool, n);
     std::fs::write(out, w.text()).map_err(|e| format!("{out}: {e}"))?;
     eprintln!(
         "wrote {out}: {n} tools (pool of {} distinct real tools)",
@@ -64,13 +64,13 @@ pub fn resolve(spec: &str) -> Result<Workload, String> {
     match parts.as_slice() {
         ["scale", n] => {
             let n: usize = n.parse().map_err(|_| format!("{spec}: bad size"))?;
-            let mut w = workloads::scale(&workloads::pool(), n);
+            let mut w = workloads::scale(workloads::pool(), n);
             w.name = spec.to_string();
             Ok(w)
         }
         ["scale-distinct", n] => {
             let n: usize = n.parse().map_err(|_| format!("{spec}: bad size"))?;
-            let mut w = workloads::scale_distinct(&workloads::pool(), n);
+            let mut w = workloads::scale_distinct(workloads::pool(), n);
             w.name = spec.to_string();
             Ok(w)
         }
@@ -179,14 +179,10 @@ fn child(args: &[String]) -> Result<(), String> {
                     .map_err(|e| e.to_string())?;
                 o.insert("serialize_s".into(), json!(t.elapsed().as_secs_f64()));
                 o.insert("disk_bytes".into(), json!(ser.len()));
-                drop(ser);
                 let t = Instant::now();
-                let (_, _): (outlines_core::prelude::Index, usize) = bincode::decode_from_slice(
-                    &bincode::encode_to_vec(&idx.index, bincode::config::standard())
-                        .map_err(|e| e.to_string())?,
-                    bincode::config::standard(),
-                )
-                .map_err(|e| e.to_string())?;
+                let decoded: Result<(outlines_core::prelude::Index, usize), _> =
+                    bincode::decode_from_slice(&ser, bincode::config::standard());
+                decoded.map_err(|e| e.to_string())?;
                 o.insert("load_s".into(), json!(t.elapsed().as_secs_f64()));
                 let transitions: usize = idx.index.transitions().values().map(|m| m.len()).sum();
                 o.insert("transitions".into(), json!(transitions));

@@ -65,7 +65,7 @@ fn scale_sets_are_distinct_real_tools() {
     }
     let pool = workloads::pool();
     assert!(pool.len() > 3000, "pool of only {} tools", pool.len());
-    let w = workloads::scale(&pool, 10_000);
+    let w = workloads::scale(pool, 10_000);
     assert_eq!(w.tools.len(), 10_000);
     let names: std::collections::HashSet<&str> = w
         .tools

@@ -435,45 +435,45 @@ impl Dfa {
                     }
                     continue;
                 }
-                // Canonical form of a small cyclic component.
-                for &s in &comp {
-                    local[s as usize] = 0;
-                }
+                // Canonical form of a small cyclic component: the least
+                // breadth-first encoding over all roots. `local` numbers the
+                // component's states (UNSEEN before the walk reaches them);
+                // it is NONE for every state outside.
+                const UNSEEN: u32 = NONE - 1;
                 best.clear();
                 for &r in &comp {
-                    // Breadth-first numbering from r, classes in order.
-                    order.clear();
-                    order.push(r);
                     for &s in &comp {
-                        local[s as usize] = NONE - 1;
+                        local[s as usize] = UNSEEN;
                     }
                     local[r as usize] = 0;
-                    let mut i = 0;
+                    order.clear();
+                    order.push(r);
                     enc.clear();
+                    let mut i = 0;
+                    let mut complete = true;
                     while i < order.len() {
                         let s = order[i];
                         i += 1;
                         enc.push(self.accept[s as usize] as u32);
                         for &t in row(s) {
                             let lt = local[t as usize];
-                            if lt == NONE - 1 {
+                            if lt == UNSEEN {
                                 local[t as usize] = order.len() as u32;
+                                enc.push(LOCAL | order.len() as u32);
                                 order.push(t);
-                                enc.push(LOCAL | (order.len() as u32 - 1));
-                            } else if lt != NONE && t != DEAD && class_of[t as usize] == NONE {
+                            } else if lt != NONE {
                                 enc.push(LOCAL | lt);
                             } else {
                                 enc.push(class_of[t as usize]);
                             }
                         }
-                        if !best.is_empty() && enc.as_slice() > &best[..enc.len().min(best.len())] {
+                        // Already greater than the best prefix: stop.
+                        if !best.is_empty() && enc.as_slice() > &best[..enc.len()] {
+                            complete = false;
                             break;
                         }
                     }
-                    if order.len() == comp.len()
-                        && enc.len() == best.len().max(enc.len())
-                        && (best.is_empty() || enc < best)
-                    {
+                    if complete && (best.is_empty() || enc < best) {
                         std::mem::swap(&mut best, &mut enc);
                         best_order.clear();
                         best_order.extend_from_slice(&order);
