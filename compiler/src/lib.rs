@@ -48,6 +48,8 @@ use vocab::Vocab;
 #[derive(Debug, Clone)]
 pub struct Options {
     pub format: Format,
+    /// One or more calls instead of exactly one.
+    pub parallel: bool,
     pub json: JsonOptions,
     /// Bound on DFA states (before minimization).
     pub max_states: usize,
@@ -65,6 +67,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             format: Format::React,
+            parallel: false,
             json: JsonOptions::default(),
             max_states: 2_000_000,
             max_nfa_states: 20_000_000,
@@ -129,7 +132,7 @@ pub fn lower(set: &ToolSet, opts: &Options, leading_space: bool) -> Result<Expr,
         };
         tools.push((set.tools[i].name.clone(), args));
     }
-    let body = opts.format.lower(tools)?;
+    let body = opts.format.lower(tools, opts.parallel)?;
     Ok(if leading_space {
         Expr::seq([Expr::opt(Expr::lit(" ")), body])
     } else {
@@ -285,6 +288,7 @@ fn metadata(set: &ToolSet, vocab: &Vocab, opts: &Options) -> String {
     serde_json::json!({
         "generator": concat!("tooldec-compile ", env!("CARGO_PKG_VERSION")),
         "format": opts.format.name(),
+        "parallel": opts.parallel,
         "tools": set.names(),
         "vocab": {
             "label": vocab.label,

