@@ -205,9 +205,13 @@ pub fn render(records: &[Value], command: &str) -> String {
          Over all {} constrained replies ({toks} tokens): the runtime (`fill_mask`, the budget \
          filter near the end of the budget, counting the allowed tokens, and the masked argmax over \
          49,152 logits) took **{:.2} ms in all, {:.3}% of decode time** next to {:.1} s of forward \
-         passes. Per mask: median {:.1} µs; per forward pass: median {:.1} ms. The papers claim \
-         under 0.1% on a GPU (stated, not measured); here the forward pass runs on 2 CPU cores, \
-         which makes the share smaller than on a GPU.\n",
+         passes. Per masked step: median {:.1} µs; per forward pass: median {:.1} ms. Nearly all of \
+         the step is the harness's own scalar work (the masked argmax walks every allowed token's \
+         logit, and near the end of the budget the completion bound walks every allowed token \
+         through the automaton); `fill_mask` alone serves a mask in 0.2-0.5 µs (BENCHMARKS.md). \
+         The papers claim under 0.1% on a GPU (stated, not measured); a GPU's faster forward pass \
+         would make the share larger, unless the argmax over the masked logits runs on the GPU \
+         too, as it does in inference engines.\n",
         runs.len(),
         mask_ms,
         100.0 * mask_ms / (mask_ms + fwd_ms).max(1e-9),
