@@ -7,7 +7,10 @@ use tooldec_compiler::{compile, spec, Options};
 use tooldec_runtime::Artifact;
 
 fn artifact(format: Format, parallel: bool) -> Artifact {
-    let path = format!("{}/../grammars/examples/weather.json", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/../grammars/examples/weather.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let set = spec::parse("weather.json", &std::fs::read_to_string(path).unwrap()).unwrap();
     let vocab = Vocab::builtin_gpt2().unwrap();
     let opts = Options {
@@ -25,8 +28,10 @@ fn accepts(a: &Artifact, text: &str) -> bool {
         .is_some_and(|s| g.is_accepting_state(s))
 }
 
-const PARIS: &str = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
-const UTC: &str = "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"timezone\": \"UTC\"}}\n</tool_call>";
+const PARIS: &str =
+    "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+const UTC: &str =
+    "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"timezone\": \"UTC\"}}\n</tool_call>";
 
 #[test]
 fn hermes_one_call() {
@@ -37,7 +42,10 @@ fn hermes_one_call() {
         &a,
         "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"unit\": \"celsius\", \"days\": 3}}\n</tool_call>"
     ));
-    assert!(!accepts(&a, &format!("{PARIS}\n{UTC}")), "two calls without --parallel");
+    assert!(
+        !accepts(&a, &format!("{PARIS}\n{UTC}")),
+        "two calls without --parallel"
+    );
     for bad in [
         "<tool_call>\n{\"name\": \"get_wether\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
         "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {}}\n</tool_call>",
@@ -57,7 +65,10 @@ fn hermes_parallel_calls() {
     assert!(accepts(&a, PARIS));
     assert!(accepts(&a, &format!("{PARIS}\n{UTC}")));
     assert!(accepts(&a, &format!("{PARIS}\n{UTC}\n{PARIS}")));
-    assert!(!accepts(&a, &format!("{PARIS}{UTC}")), "calls sit on their own lines");
+    assert!(
+        !accepts(&a, &format!("{PARIS}{UTC}")),
+        "calls sit on their own lines"
+    );
     assert!(!accepts(&a, &format!("{PARIS}\n")), "no trailing separator");
 }
 

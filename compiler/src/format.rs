@@ -137,7 +137,11 @@ fn hermes(tools: Vec<(String, Expr)>, parallel: bool) -> Expr {
         })
         .collect();
     let trie = call_trie(keys, |args| {
-        Expr::seq([Expr::lit(", \"arguments\": "), args, Expr::lit("}\n</tool_call>")])
+        Expr::seq([
+            Expr::lit(", \"arguments\": "),
+            args,
+            Expr::lit("}\n</tool_call>"),
+        ])
     });
     let call = Expr::seq([Expr::lit("<tool_call>\n{\"name\": "), trie]);
     one_or_more(call, "\n", parallel)
@@ -157,9 +161,14 @@ fn react(tools: Vec<(String, Expr)>, parallel: bool) -> Result<Expr, Error> {
         Expr::star(line_char()),
         Expr::star(Expr::seq([Expr::lit("\n"), line_not_action()])),
     ]);
-    let keys = tools.into_iter().map(|(n, a)| (n.into_bytes(), a)).collect();
+    let keys = tools
+        .into_iter()
+        .map(|(n, a)| (n.into_bytes(), a))
+        .collect();
     // One "Action Input" line per distinct (shared) argument machine.
-    let trie = call_trie(keys, |args| Expr::seq([Expr::lit("\nAction Input: "), args]));
+    let trie = call_trie(keys, |args| {
+        Expr::seq([Expr::lit("\nAction Input: "), args])
+    });
     let calls = one_or_more(Expr::seq([Expr::lit("Action: "), trie]), "\n", parallel);
     Ok(Expr::seq([thought, Expr::lit("\n"), calls]))
 }

@@ -154,9 +154,17 @@ impl Budget {
         // Fewest bytes to acceptance, moving only on single-byte tokens.
         let dist = tooldec_tests::walk::distances_over(grammar, &single);
         if dist[grammar.start_state() as usize] == u32::MAX {
-            return Err("no reply can be spelled with single-byte tokens: the budget bound does not hold".into());
+            return Err(
+                "no reply can be spelled with single-byte tokens: the budget bound does not hold"
+                    .into(),
+            );
         }
-        let max_dist = dist.iter().copied().filter(|&d| d != u32::MAX).max().unwrap_or(0);
+        let max_dist = dist
+            .iter()
+            .copied()
+            .filter(|&d| d != u32::MAX)
+            .max()
+            .unwrap_or(0);
         Ok(Budget { dist, max_dist })
     }
 
@@ -234,7 +242,9 @@ pub fn constrained(
             break;
         };
         if !matcher.accept_token(tok) {
-            return Err(format!("the runtime refused token {tok} that its own mask allowed"));
+            return Err(format!(
+                "the runtime refused token {tok} that its own mask allowed"
+            ));
         }
         if grammar.is_eos(tok) {
             g.stop = Stop::Eos;
@@ -254,7 +264,9 @@ pub fn constrained(
                 break;
             };
             if !matcher.accept_token(next) {
-                return Err(format!("the runtime refused token {next} that its own mask allowed"));
+                return Err(format!(
+                    "the runtime refused token {next} that its own mask allowed"
+                ));
             }
             if grammar.is_eos(next) {
                 g.stop = Stop::Eos;

@@ -11,7 +11,10 @@ use tooldec_eval::run::{self, Plan, Setup};
 use tooldec_eval::{tasks, weights};
 
 #[derive(Parser)]
-#[command(name = "tooldec-eval", about = "Syntax errors and accuracy of SmolLM2-135M on BFCL, unconstrained vs tooldec")]
+#[command(
+    name = "tooldec-eval",
+    about = "Syntax errors and accuracy of SmolLM2-135M on BFCL, unconstrained vs tooldec"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -81,7 +84,8 @@ enum Cmd {
     FetchModel,
 }
 
-const REPORT_COMMAND: &str = "TOOLDEC_DATA=../shared/data cargo run --release -p tooldec-eval -- run";
+const REPORT_COMMAND: &str =
+    "TOOLDEC_DATA=../shared/data cargo run --release -p tooldec-eval -- run";
 
 fn setup(max_new: usize) -> Result<Setup, String> {
     let model_path = weights::model_path()?;
@@ -95,7 +99,15 @@ fn setup(max_new: usize) -> Result<Setup, String> {
         .iter()
         .filter_map(|t| tokenizer.token_to_id(t))
         .collect();
-    Ok(Setup { model, tokenizer, vocab, eos, max_new, max_new_single: max_new, prefixes: Default::default() })
+    Ok(Setup {
+        model,
+        tokenizer,
+        vocab,
+        eos,
+        max_new,
+        max_new_single: max_new,
+        prefixes: Default::default(),
+    })
 }
 
 fn main() -> ExitCode {
@@ -116,16 +128,53 @@ fn real_main() -> Result<(), String> {
             println!("{}", p.display());
             Ok(())
         }
-        Cmd::Demo { tools, question, format, docs, parallel, max_new, compare } => {
-            demo(&tools, &question, CallFormat::parse(&format)?, Docs::parse(&docs)?, parallel, max_new, compare)
-        }
-        Cmd::Run { per_category, categories, formats, docs, max_new, max_new_single, check_fast_forward, results, report } => {
-            let data = weights::data_dir().ok_or("set TOOLDEC_DATA to the data folder (BFCL tasks)")?;
-            let formats = formats.iter().map(|f| CallFormat::parse(f)).collect::<Result<Vec<_>, _>>()?;
-            let docs = docs.iter().map(|d| Docs::parse(d)).collect::<Result<Vec<_>, _>>()?;
+        Cmd::Demo {
+            tools,
+            question,
+            format,
+            docs,
+            parallel,
+            max_new,
+            compare,
+        } => demo(
+            &tools,
+            &question,
+            CallFormat::parse(&format)?,
+            Docs::parse(&docs)?,
+            parallel,
+            max_new,
+            compare,
+        ),
+        Cmd::Run {
+            per_category,
+            categories,
+            formats,
+            docs,
+            max_new,
+            max_new_single,
+            check_fast_forward,
+            results,
+            report,
+        } => {
+            let data =
+                weights::data_dir().ok_or("set TOOLDEC_DATA to the data folder (BFCL tasks)")?;
+            let formats = formats
+                .iter()
+                .map(|f| CallFormat::parse(f))
+                .collect::<Result<Vec<_>, _>>()?;
+            let docs = docs
+                .iter()
+                .map(|d| Docs::parse(d))
+                .collect::<Result<Vec<_>, _>>()?;
             let mut setup = setup(max_new)?;
             setup.max_new_single = max_new_single;
-            let plan = Plan { categories: &categories, per_category, formats: &formats, docs: &docs, check_ff: check_fast_forward };
+            let plan = Plan {
+                categories: &categories,
+                per_category,
+                formats: &formats,
+                docs: &docs,
+                check_ff: check_fast_forward,
+            };
             run::run_plan(&setup, &data, &plan, &results)?;
             write_report(&results, &report)
         }
@@ -166,14 +215,34 @@ fn demo(
     let grammar = artifact.grammar();
     let budget = tooldec_eval::generate::Budget::new(&grammar)?;
     let prompt = tooldec_eval::prompt::chatml(question, &functions, format, docs);
-    let ids = setup.tokenizer.encode(prompt.as_str(), false).map_err(|e| e.to_string())?.get_ids().to_vec();
+    let ids = setup
+        .tokenizer
+        .encode(prompt.as_str(), false)
+        .map_err(|e| e.to_string())?
+        .get_ids()
+        .to_vec();
     let mut cache = setup.model.cache();
     let logits = setup.model.forward(&ids, &mut cache)?;
-    let g = tooldec_eval::generate::constrained(&setup.model, cache.clone(), logits.clone(), &grammar, &budget, max_new, true)?;
-    let reply = setup.tokenizer.decode(&g.tokens, false).map_err(|e| e.to_string())?;
+    let g = tooldec_eval::generate::constrained(
+        &setup.model,
+        cache.clone(),
+        logits.clone(),
+        &grammar,
+        &budget,
+        max_new,
+        true,
+    )?;
+    let reply = setup
+        .tokenizer
+        .decode(&g.tokens, false)
+        .map_err(|e| e.to_string())?;
     eprintln!(
         "compiled {} tools in {:.0?}; {} tokens ({} forced) in {:.2?}",
-        functions.len(), compile_time, g.tokens.len(), g.forced, g.total
+        functions.len(),
+        compile_time,
+        g.tokens.len(),
+        g.forced,
+        g.total
     );
     println!("{reply}");
     let calls = match format {
@@ -184,9 +253,21 @@ fn demo(
         eprintln!("call: {} {}", c.name, c.args);
     }
     if compare {
-        let u = tooldec_eval::generate::unconstrained(&setup.model, cache, logits, &setup.eos, max_new)?;
+        let u = tooldec_eval::generate::unconstrained(
+            &setup.model,
+            cache,
+            logits,
+            &setup.eos,
+            max_new,
+        )?;
         eprintln!("--- unconstrained ---");
-        println!("{}", setup.tokenizer.decode(&u.tokens, false).map_err(|e| e.to_string())?);
+        println!(
+            "{}",
+            setup
+                .tokenizer
+                .decode(&u.tokens, false)
+                .map_err(|e| e.to_string())?
+        );
     }
     Ok(())
 }

@@ -111,7 +111,10 @@ impl Model {
         let embed_q = tensor("token_embd.weight")?;
         let embed = ctx("dequantize embeddings", embed_q.dequantize(&device))?;
         let vocab = embed.dims()[0];
-        let norm = ctx("output norm", tensor("output_norm.weight")?.dequantize(&device))?;
+        let norm = ctx(
+            "output norm",
+            tensor("output_norm.weight")?.dequantize(&device),
+        )?;
         let output = match tensor("output.weight") {
             Ok(t) => t,
             Err(_) => embed_q, // tied embeddings
@@ -219,9 +222,21 @@ impl Model {
         for (layer, slot) in self.layers.iter().zip(cache.kv.iter_mut()) {
             let residual = x.clone();
             let y = candle_nn::ops::rms_norm(&x, &layer.attn_norm, self.eps)?;
-            let q = layer.wq.forward(&y)?.reshape((1, t, h, hd))?.transpose(1, 2)?;
-            let k = layer.wk.forward(&y)?.reshape((1, t, kvh, hd))?.transpose(1, 2)?;
-            let v = layer.wv.forward(&y)?.reshape((1, t, kvh, hd))?.transpose(1, 2)?;
+            let q = layer
+                .wq
+                .forward(&y)?
+                .reshape((1, t, h, hd))?
+                .transpose(1, 2)?;
+            let k = layer
+                .wk
+                .forward(&y)?
+                .reshape((1, t, kvh, hd))?
+                .transpose(1, 2)?;
+            let v = layer
+                .wv
+                .forward(&y)?
+                .reshape((1, t, kvh, hd))?
+                .transpose(1, 2)?;
             let q = candle_nn::rotary_emb::rope_i(&q.contiguous()?, &cos, &sin)?;
             let k = candle_nn::rotary_emb::rope_i(&k.contiguous()?, &cos, &sin)?;
             let v = v.contiguous()?;

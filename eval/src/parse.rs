@@ -118,7 +118,13 @@ mod tests {
     #[test]
     fn react_one_and_two_calls() {
         let one = react("Thought: go\nAction: f\nAction Input: {\"a\": 1}").unwrap();
-        assert_eq!(one, vec![Call { name: "f".into(), args: json!({"a": 1}) }]);
+        assert_eq!(
+            one,
+            vec![Call {
+                name: "f".into(),
+                args: json!({"a": 1})
+            }]
+        );
         let two = react("Thought: go\nmore\nAction: f\nAction Input: {}\nAction: g\nAction Input: {\"b\": [2]}\n").unwrap();
         assert_eq!(two.len(), 2);
         assert_eq!(two[1].name, "g");
@@ -136,13 +142,18 @@ mod tests {
     fn hermes_blocks_and_lists() {
         let t = "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n</tool_call>\n<tool_call>[{\"name\": \"g\", \"arguments\": {}}]</tool_call>";
         let calls = hermes(t).unwrap();
-        assert_eq!(calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["f", "g"]);
+        assert_eq!(
+            calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+            ["f", "g"]
+        );
     }
 
     #[test]
     fn hermes_errors() {
         assert!(hermes("").is_err());
-        assert!(hermes("Sure! <tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>").is_err());
+        assert!(
+            hermes("Sure! <tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>").is_err()
+        );
         assert!(hermes("<tool_call>{\"name\": \"f\", \"arguments\": {}}").is_err());
         assert!(hermes("<tool_call>{\"arguments\": {}}</tool_call>").is_err());
     }

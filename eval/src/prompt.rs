@@ -51,7 +51,9 @@ impl Docs {
         match s {
             "full" => Ok(Docs::Full),
             "names" => Ok(Docs::Names),
-            _ => Err(format!("unknown documentation level {s:?} (known: full, names)")),
+            _ => Err(format!(
+                "unknown documentation level {s:?} (known: full, names)"
+            )),
         }
     }
 }

@@ -74,7 +74,10 @@ fn format_table(out: &mut String, runs: &[&Value], format: &str) {
         "| documentation | decoding | tasks | syntax error rate | tool-name accuracy | AST accuracy | tokens / task | time / task | cut by budget |\n|---|---|---:|---:|---:|---:|---:|---:|---:|"
     );
     for docs in ["full", "names"] {
-        for (cond, label) in [("unconstrained", "unconstrained"), ("constrained", "**tooldec**")] {
+        for (cond, label) in [
+            ("unconstrained", "unconstrained"),
+            ("constrained", "**tooldec**"),
+        ] {
             let t = tally(
                 runs.iter()
                     .copied()
@@ -163,7 +166,10 @@ pub fn render(records: &[Value], command: &str) -> String {
          *Time / task*: prompt prefill (the part after the shared instructions) plus decoding.\n"
     );
     for (format, what) in [
-        ("hermes", "JSON in `<tool_call>` tags (the JSON-based format)"),
+        (
+            "hermes",
+            "JSON in `<tool_call>` tags (the JSON-based format)",
+        ),
         ("react", "`Thought:` / `Action:` / `Action Input:` (ReAct)"),
     ] {
         let n = tasks_of(format);
@@ -234,9 +240,18 @@ pub fn render(records: &[Value], command: &str) -> String {
         100.0 * forced as f64 / toks.max(1) as f64
     );
     if !ff.is_empty() {
-        let with: f64 = ff.iter().map(|r| r["constrained"]["total_ms"].as_f64().unwrap_or(0.0)).sum();
-        let without: f64 = ff.iter().map(|r| r["no_fast_forward"]["total_ms"].as_f64().unwrap_or(0.0)).sum();
-        let same = ff.iter().filter(|r| r["no_fast_forward"]["same_tokens"] == true).count();
+        let with: f64 = ff
+            .iter()
+            .map(|r| r["constrained"]["total_ms"].as_f64().unwrap_or(0.0))
+            .sum();
+        let without: f64 = ff
+            .iter()
+            .map(|r| r["no_fast_forward"]["total_ms"].as_f64().unwrap_or(0.0))
+            .sum();
+        let same = ff
+            .iter()
+            .filter(|r| r["no_fast_forward"]["same_tokens"] == true)
+            .count();
         let _ = writeln!(
             out,
             "On {} replies decoded both ways, decoding took {:.1} s with fast-forwarding and {:.1} s \

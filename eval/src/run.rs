@@ -47,7 +47,11 @@ impl Setup {
 
     /// The prompt's tokens (prefix and rest tokenized apart) and the
     /// prefix's cache.
-    fn prompt(&self, format: CallFormat, rest: &str) -> Result<(Vec<u32>, Vec<u32>, crate::model::Cache), String> {
+    fn prompt(
+        &self,
+        format: CallFormat,
+        rest: &str,
+    ) -> Result<(Vec<u32>, Vec<u32>, crate::model::Cache), String> {
         let mut prefixes = self.prefixes.borrow_mut();
         if !prefixes.iter().any(|(f, _, _)| *f == format) {
             let ids = self.encode(&prompt::prefix(format))?;
@@ -55,7 +59,10 @@ impl Setup {
             self.model.forward(&ids, &mut cache)?;
             prefixes.push((format, ids, cache));
         }
-        let (_, ids, cache) = prefixes.iter().find(|(f, _, _)| *f == format).expect("just added");
+        let (_, ids, cache) = prefixes
+            .iter()
+            .find(|(f, _, _)| *f == format)
+            .expect("just added");
         Ok((ids.clone(), self.encode(rest)?, cache.clone()))
     }
 }
@@ -142,7 +149,11 @@ pub fn run_one(
     let logits = setup.model.forward(&rest, &mut cache)?;
     let prefill = t.elapsed();
 
-    let max_new = if parallel(&task.category) { setup.max_new } else { setup.max_new_single };
+    let max_new = if parallel(&task.category) {
+        setup.max_new
+    } else {
+        setup.max_new_single
+    };
     let free = generate::unconstrained(
         &setup.model,
         cache.clone(),
@@ -212,7 +223,9 @@ pub fn read_results(path: &Path) -> Result<Vec<Value>, String> {
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1)))
+        .map(|(i, l)| {
+            serde_json::from_str(l).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))
+        })
         .collect()
 }
 
@@ -275,11 +288,17 @@ pub fn run_plan(setup: &Setup, data: &Path, plan: &Plan<'_>, results: &Path) -> 
             }
             if let Some(e) = refusal {
                 eprintln!("{}: refused: {e}", task.id);
-                write(&json!({"id": task.id, "category": category, "format": "*", "docs": "refused", "refused": e}))?;
+                write(
+                    &json!({"id": task.id, "category": category, "format": "*", "docs": "refused", "refused": e}),
+                )?;
                 continue;
             }
             // The completion bound must fit the budget in every format.
-            let max_new = if parallel(category) { setup.max_new } else { setup.max_new_single };
+            let max_new = if parallel(category) {
+                setup.max_new
+            } else {
+                setup.max_new_single
+            };
             let mut loaded = Vec::new();
             for (f, bytes, t) in &artifacts {
                 let artifact = Artifact::from_bytes(bytes).map_err(|e| e.to_string())?;
@@ -295,7 +314,9 @@ pub fn run_plan(setup: &Setup, data: &Path, plan: &Plan<'_>, results: &Path) -> 
             }
             if let Some(e) = refusal {
                 eprintln!("{}: skipped: {e}", task.id);
-                write(&json!({"id": task.id, "category": category, "format": "*", "docs": "refused", "refused": e}))?;
+                write(
+                    &json!({"id": task.id, "category": category, "format": "*", "docs": "refused", "refused": e}),
+                )?;
                 continue;
             }
             used += 1;
@@ -322,7 +343,19 @@ pub fn run_plan(setup: &Setup, data: &Path, plan: &Plan<'_>, results: &Path) -> 
 }
 
 fn verdict(c: &Value) -> String {
-    let syntax = if c["syntax_error"].is_null() { "ok" } else { "SYNTAX" };
-    let ast = if c["ast_ok"] == true { "ast ok" } else { "ast no" };
-    format!("{syntax}, {ast}, {} tokens, {:.0} ms", c["tokens"], c["total_ms"].as_f64().unwrap_or(0.0))
+    let syntax = if c["syntax_error"].is_null() {
+        "ok"
+    } else {
+        "SYNTAX"
+    };
+    let ast = if c["ast_ok"] == true {
+        "ast ok"
+    } else {
+        "ast no"
+    };
+    format!(
+        "{syntax}, {ast}, {} tokens, {:.0} ms",
+        c["tokens"],
+        c["total_ms"].as_f64().unwrap_or(0.0)
+    )
 }

@@ -134,13 +134,32 @@ mod tests {
 
     #[test]
     fn ast_accepts_alternatives_optional_and_int_for_float() {
-        let gt = vec![json!({"f": {"x": [7.0], "unit": ["cm", ""], "city": ["New York, NY", "NYC"]}})];
-        assert!(ast_match(&[call("f", json!({"x": 7, "city": "new york ny"}))], &gt));
-        assert!(ast_match(&[call("f", json!({"x": 7.0, "unit": "cm", "city": "NYC"}))], &gt));
-        assert!(!ast_match(&[call("f", json!({"x": 8, "city": "NYC"}))], &gt));
-        assert!(!ast_match(&[call("f", json!({"city": "NYC"}))], &gt), "x is required");
-        assert!(!ast_match(&[call("f", json!({"x": 7, "city": "NYC", "extra": 1}))], &gt));
-        assert!(!ast_match(&[call("g", json!({"x": 7, "city": "NYC"}))], &gt));
+        let gt =
+            vec![json!({"f": {"x": [7.0], "unit": ["cm", ""], "city": ["New York, NY", "NYC"]}})];
+        assert!(ast_match(
+            &[call("f", json!({"x": 7, "city": "new york ny"}))],
+            &gt
+        ));
+        assert!(ast_match(
+            &[call("f", json!({"x": 7.0, "unit": "cm", "city": "NYC"}))],
+            &gt
+        ));
+        assert!(!ast_match(
+            &[call("f", json!({"x": 8, "city": "NYC"}))],
+            &gt
+        ));
+        assert!(
+            !ast_match(&[call("f", json!({"city": "NYC"}))], &gt),
+            "x is required"
+        );
+        assert!(!ast_match(
+            &[call("f", json!({"x": 7, "city": "NYC", "extra": 1}))],
+            &gt
+        ));
+        assert!(!ast_match(
+            &[call("g", json!({"x": 7, "city": "NYC"}))],
+            &gt
+        ));
     }
 
     #[test]
@@ -148,7 +167,10 @@ mod tests {
         let gt = vec![json!({"f": {"a": [1]}}), json!({"f": {"a": [2]}})];
         let two = [call("f", json!({"a": 2})), call("f", json!({"a": 1}))];
         assert!(ast_match(&two, &gt));
-        assert!(!ast_match(&[call("f", json!({"a": 1})), call("f", json!({"a": 1}))], &gt));
+        assert!(!ast_match(
+            &[call("f", json!({"a": 1})), call("f", json!({"a": 1}))],
+            &gt
+        ));
         assert!(!ast_match(&two[..1], &gt));
         assert!(names_match(&two, &gt));
         assert!(!names_match(&two[..1], &gt));
@@ -157,16 +179,28 @@ mod tests {
     #[test]
     fn ast_nested_dicts_and_lists() {
         let gt = vec![json!({"f": {"d": [{"k": ["v", "w"], "o": [""]}], "l": [[1, 2]]}})];
-        assert!(ast_match(&[call("f", json!({"d": {"k": "W"}, "l": [1, 2]}))], &gt));
-        assert!(!ast_match(&[call("f", json!({"d": {"k": "z"}, "l": [1, 2]}))], &gt));
-        assert!(!ast_match(&[call("f", json!({"d": {"k": "v"}, "l": [2, 1]}))], &gt));
+        assert!(ast_match(
+            &[call("f", json!({"d": {"k": "W"}, "l": [1, 2]}))],
+            &gt
+        ));
+        assert!(!ast_match(
+            &[call("f", json!({"d": {"k": "z"}, "l": [1, 2]}))],
+            &gt
+        ));
+        assert!(!ast_match(
+            &[call("f", json!({"d": {"k": "v"}, "l": [2, 1]}))],
+            &gt
+        ));
     }
 
     #[test]
     fn syntax_error_needs_known_tool_and_valid_args() {
         let v = ToolValidators::new(&[json!({"name": "f", "parameters": {"type": "object",
             "properties": {"a": {"type": "integer"}}, "required": ["a"]}})]);
-        assert_eq!(syntax_error(&Ok(vec![call("f", json!({"a": 1}))]), &v), None);
+        assert_eq!(
+            syntax_error(&Ok(vec![call("f", json!({"a": 1}))]), &v),
+            None
+        );
         assert!(syntax_error(&Ok(vec![call("g", json!({"a": 1}))]), &v).is_some());
         assert!(syntax_error(&Ok(vec![call("f", json!({"a": "x"}))]), &v).is_some());
         assert!(syntax_error(&Ok(vec![call("f", json!({}))]), &v).is_some());

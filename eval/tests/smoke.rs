@@ -62,11 +62,18 @@ fn smoke_one_task_per_category() {
     };
     run::run_plan(&setup, &d, &plan, &results).unwrap();
     let records = run::read_results(&results).unwrap();
-    let runs: Vec<_> = records.iter().filter(|r| r.get("refused").is_none()).collect();
+    let runs: Vec<_> = records
+        .iter()
+        .filter(|r| r.get("refused").is_none())
+        .collect();
     assert_eq!(runs.len(), 8, "4 categories x 2 formats");
     for r in &runs {
         let c = &r["constrained"];
-        assert!(c["syntax_error"].is_null(), "{}: constrained reply is a syntax error: {r}", r["id"]);
+        assert!(
+            c["syntax_error"].is_null(),
+            "{}: constrained reply is a syntax error: {r}",
+            r["id"]
+        );
         assert_eq!(c["stop"], "eos", "{}: {r}", r["id"]);
         assert!(c["tokens"].as_u64().unwrap() < r["max_new"].as_u64().unwrap());
         assert!(r["no_fast_forward"]["total_ms"].as_f64().unwrap() > 0.0);
@@ -75,8 +82,14 @@ fn smoke_one_task_per_category() {
     run::run_plan(&setup, &d, &plan, &results).unwrap();
     assert_eq!(run::read_results(&results).unwrap().len(), records.len());
     let md = tooldec_eval::report::render(&records, "test");
-    assert!(md.contains("## Format `hermes`") && md.contains("## Format `react`"), "{md}");
-    assert!(md.contains("| names | **tooldec** | 4 | 0.0% (0/4)"), "{md}");
+    assert!(
+        md.contains("## Format `hermes`") && md.contains("## Format `react`"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| names | **tooldec** | 4 | 0.0% (0/4)"),
+        "{md}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -88,30 +101,65 @@ fn tight_budget_still_completes() {
     let setup = setup(&d, 64);
     let all = tooldec_eval::tasks::load_category(&d, "parallel_multiple").unwrap();
     let task = &all[0];
-    let (bytes, _) = run::compile_tools(&task.tools, CallFormat::Hermes, true, &setup.vocab).unwrap();
+    let (bytes, _) =
+        run::compile_tools(&task.tools, CallFormat::Hermes, true, &setup.vocab).unwrap();
     let artifact = tooldec_runtime::Artifact::from_bytes(&bytes).unwrap();
     let grammar = artifact.grammar();
     let budget = tooldec_eval::generate::Budget::new(&grammar).unwrap();
     let min = budget.minimum(&grammar) as usize;
     let validators = tooldec_tests::schema::ToolValidators::new(&task.tools);
-    let prompt = tooldec_eval::prompt::chatml(&task.question, &task.functions, CallFormat::Hermes, Docs::Names);
-    let ids = setup.tokenizer.encode(prompt.as_str(), false).unwrap().get_ids().to_vec();
+    let prompt = tooldec_eval::prompt::chatml(
+        &task.question,
+        &task.functions,
+        CallFormat::Hermes,
+        Docs::Names,
+    );
+    let ids = setup
+        .tokenizer
+        .encode(prompt.as_str(), false)
+        .unwrap()
+        .get_ids()
+        .to_vec();
     let mut cache = setup.model.cache();
     let logits = setup.model.forward(&ids, &mut cache).unwrap();
     for max_new in [min, min + 5, min + 20] {
         let g = tooldec_eval::generate::constrained(
-            &setup.model, cache.clone(), logits.clone(), &grammar, &budget, max_new, true,
+            &setup.model,
+            cache.clone(),
+            logits.clone(),
+            &grammar,
+            &budget,
+            max_new,
+            true,
         )
         .unwrap();
-        assert_eq!(g.stop, tooldec_eval::generate::Stop::Eos, "budget {max_new}");
-        assert!(g.tokens.len() < max_new, "budget {max_new}: {} tokens", g.tokens.len());
+        assert_eq!(
+            g.stop,
+            tooldec_eval::generate::Stop::Eos,
+            "budget {max_new}"
+        );
+        assert!(
+            g.tokens.len() < max_new,
+            "budget {max_new}: {} tokens",
+            g.tokens.len()
+        );
         let text = setup.tokenizer.decode(&g.tokens, false).unwrap();
         let parsed = tooldec_eval::parse::hermes(&text);
-        assert_eq!(tooldec_eval::score::syntax_error(&parsed, &validators), None, "{text}");
+        assert_eq!(
+            tooldec_eval::score::syntax_error(&parsed, &validators),
+            None,
+            "{text}"
+        );
     }
     // Below the shortest reply the run refuses to start.
     assert!(tooldec_eval::generate::constrained(
-        &setup.model, cache, logits, &grammar, &budget, min - 1, true
+        &setup.model,
+        cache,
+        logits,
+        &grammar,
+        &budget,
+        min - 1,
+        true
     )
     .is_err());
 }
@@ -140,10 +188,22 @@ fn model_matches_reference_and_batching() {
     let mut f = std::fs::File::open(&path).unwrap();
     let ct = candle_core::quantized::gguf_file::Content::read(&mut f).unwrap();
     let dev = candle_core::Device::Cpu;
-    let mut r = candle_transformers::models::quantized_llama::ModelWeights::from_gguf(ct, &mut f, &dev).unwrap();
-    let run = |r: &mut candle_transformers::models::quantized_llama::ModelWeights, toks: &[u32], pos: usize| {
-        let x = candle_core::Tensor::new(toks, &dev).unwrap().unsqueeze(0).unwrap();
-        r.forward(&x, pos).unwrap().squeeze(0).unwrap().to_vec1::<f32>().unwrap()
+    let mut r =
+        candle_transformers::models::quantized_llama::ModelWeights::from_gguf(ct, &mut f, &dev)
+            .unwrap();
+    let run = |r: &mut candle_transformers::models::quantized_llama::ModelWeights,
+               toks: &[u32],
+               pos: usize| {
+        let x = candle_core::Tensor::new(toks, &dev)
+            .unwrap()
+            .unsqueeze(0)
+            .unwrap();
+        r.forward(&x, pos)
+            .unwrap()
+            .squeeze(0)
+            .unwrap()
+            .to_vec1::<f32>()
+            .unwrap()
     };
     let mut l = run(&mut r, &ids, 0);
     let mut theirs = Vec::new();
@@ -152,7 +212,13 @@ fn model_matches_reference_and_batching() {
         theirs.push(t);
         l = run(&mut r, &[t], ids.len() + i);
     }
-    assert_eq!(ours, theirs, "{:?} vs {:?}", tok.decode(&ours, false), tok.decode(&theirs, false));
+    assert_eq!(
+        ours,
+        theirs,
+        "{:?} vs {:?}",
+        tok.decode(&ours, false),
+        tok.decode(&theirs, false)
+    );
 
     // Prompt, then 6 tokens at once, vs prompt then one at a time.
     let mut a = m.cache();
@@ -163,8 +229,15 @@ fn model_matches_reference_and_batching() {
     for &t in &ours[..6] {
         single = m.forward(&[t], &mut b).unwrap();
     }
-    let max_diff = batched.iter().zip(&single).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
-    assert!(max_diff < 1e-2, "batched and one-at-a-time logits differ by {max_diff}");
+    let max_diff = batched
+        .iter()
+        .zip(&single)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0f32, f32::max);
+    assert!(
+        max_diff < 1e-2,
+        "batched and one-at-a-time logits differ by {max_diff}"
+    );
     assert_eq!(argmax(&batched), argmax(&single));
 }
 
