@@ -102,12 +102,10 @@ pub fn unconstrained(
     Ok(g)
 }
 
-/// The allowed token with the largest logit, and how many tokens are
-/// allowed (counting stops at 2).
-fn masked_argmax(logits: &[f32], mask: &[u32]) -> (Option<u32>, u32) {
+/// The allowed token with the largest logit.
+fn masked_argmax(logits: &[f32], mask: &[u32]) -> Option<u32> {
     let mut best: Option<u32> = None;
     let mut best_v = f32::NEG_INFINITY;
-    let mut allowed = 0u32;
     for (w, &word) in mask.iter().enumerate() {
         let mut bits = word;
         while bits != 0 {
@@ -116,14 +114,13 @@ fn masked_argmax(logits: &[f32], mask: &[u32]) -> (Option<u32>, u32) {
             let Some(&v) = logits.get(t as usize) else {
                 continue;
             };
-            allowed = (allowed + 1).min(2);
             if best.is_none() || v > best_v {
                 best = Some(t);
                 best_v = v;
             }
         }
     }
-    (best, allowed)
+    best
 }
 
 /// A sound completion bound for a token budget.
@@ -138,6 +135,8 @@ fn masked_argmax(logits: &[f32], mask: &[u32]) -> (Option<u32>, u32) {
 /// the last stretch of the budget, where it can bind.
 pub struct Budget {
     dist: Vec<u32>,
+    /// Tokens needed to finish from the start.
+    minimum: u32,
     /// The largest finite distance: with more tokens left than this plus
     /// two, no token can break the bound.
     max_dist: u32,
@@ -165,13 +164,18 @@ impl Budget {
             .filter(|&d| d != u32::MAX)
             .max()
             .unwrap_or(0);
-        Ok(Budget { dist, max_dist })
+        let minimum = dist[grammar.start_state() as usize] + 1;
+        Ok(Budget {
+            dist,
+            minimum,
+            max_dist,
+        })
     }
 
     /// Tokens needed to finish from the start (the bytes of the shortest
     /// reply and the end-of-sequence token).
-    pub fn minimum(&self, grammar: &Grammar<'_>) -> u32 {
-        self.dist[grammar.start_state() as usize].saturating_add(1)
+    pub fn minimum(&self) -> u32 {
+        self.minimum
     }
 
     /// Clears from `mask` the tokens after which the reply could no longer
@@ -219,10 +223,10 @@ pub fn constrained(
     max_new: usize,
     fast_forward: bool,
 ) -> Result<Generation> {
-    if budget.minimum(grammar) as usize > max_new {
+    if budget.minimum() as usize > max_new {
         return Err(format!(
             "the shortest reply needs {} tokens, more than the budget of {max_new}",
-            budget.minimum(grammar)
+            budget.minimum()
         ));
     }
     let start = Instant::now();
@@ -234,7 +238,7 @@ pub fn constrained(
         let t = Instant::now();
         matcher.fill_mask(&mut mask);
         budget.restrict(&matcher, max_new - g.tokens.len(), &mut mask);
-        let (best, _) = masked_argmax(&logits, &mask);
+        let best = masked_argmax(&logits, &mask);
         g.mask += t.elapsed();
         g.masks += 1;
         let Some(tok) = best else {
@@ -317,11 +321,10 @@ mod tests {
     #[test]
     fn masked_argmax_picks_best_allowed() {
         let logits = [0.0, 5.0, 1.0, 3.0];
-        let (best, n) = masked_argmax(&logits, &[0b1101]);
-        assert_eq!((best, n), (Some(3), 2));
-        assert_eq!(masked_argmax(&logits, &[0]), (None, 0));
+        assert_eq!(masked_argmax(&logits, &[0b1101]), Some(3));
+        assert_eq!(masked_argmax(&logits, &[0]), None);
         // Bits past the logits are ignored.
-        assert_eq!(masked_argmax(&logits, &[1 << 9]), (None, 0));
+        assert_eq!(masked_argmax(&logits, &[1 << 9]), None);
     }
 
     #[test]

@@ -36,6 +36,15 @@ pub struct Setup {
 }
 
 impl Setup {
+    /// The token budget of a reply in `category`.
+    pub fn max_new_for(&self, category: &str) -> usize {
+        if parallel(category) {
+            self.max_new
+        } else {
+            self.max_new_single
+        }
+    }
+
     fn encode(&self, text: &str) -> Result<Vec<u32>, String> {
         Ok(self
             .tokenizer
@@ -137,11 +146,11 @@ pub fn run_one(
     format: CallFormat,
     docs: Docs,
     artifact: &Artifact,
+    budget: &generate::Budget,
     compile_time: Duration,
     check_ff: bool,
 ) -> Result<Value, String> {
     let grammar = artifact.grammar();
-    let budget = generate::Budget::new(&grammar)?;
     let validators = ToolValidators::try_new(&task.tools)?;
     let (prefix, rest, mut cache) =
         setup.prompt(format, &prompt::rest(&task.question, &task.functions, docs))?;
@@ -149,11 +158,7 @@ pub fn run_one(
     let logits = setup.model.forward(&rest, &mut cache)?;
     let prefill = t.elapsed();
 
-    let max_new = if parallel(&task.category) {
-        setup.max_new
-    } else {
-        setup.max_new_single
-    };
+    let max_new = setup.max_new_for(&task.category);
     let free = generate::unconstrained(
         &setup.model,
         cache.clone(),
@@ -166,7 +171,7 @@ pub fn run_one(
         cache.clone(),
         logits.clone(),
         &grammar,
-        &budget,
+        budget,
         max_new,
         true,
     )?;
@@ -190,7 +195,7 @@ pub fn run_one(
             cache,
             logits,
             &grammar,
-            &budget,
+            budget,
             max_new,
             false,
         )?;
@@ -201,6 +206,28 @@ pub fn run_one(
         });
     }
     Ok(record)
+}
+
+/// A task's compiled grammar in one format, loaded, with its budget; `Err`
+/// when the compiler refuses the tools or the shortest reply's completion
+/// bound exceeds `max_new`.
+fn prepare(
+    task: &Task,
+    format: CallFormat,
+    max_new: usize,
+    vocab: &Vocab,
+) -> Result<(CallFormat, Artifact, generate::Budget, Duration), String> {
+    let (bytes, t) = compile_tools(&task.tools, format, parallel(&task.category), vocab)?;
+    let artifact = Artifact::from_bytes(&bytes).map_err(|e| e.to_string())?;
+    let budget = generate::Budget::new(&artifact.grammar())?;
+    let min = budget.minimum();
+    if min as usize > max_new {
+        return Err(format!(
+            "{}: the shortest reply's completion bound ({min} tokens) exceeds the budget of {max_new}",
+            format.name()
+        ));
+    }
+    Ok((format, artifact, budget, t))
 }
 
 /// Whether the grammar allows several calls: in BFCL's parallel categories,
@@ -274,58 +301,39 @@ pub fn run_plan(setup: &Setup, data: &Path, plan: &Plan<'_>, results: &Path) -> 
             if done.contains(&refused_key) {
                 continue;
             }
-            // A task counts only if every format compiles.
-            let mut artifacts = Vec::new();
-            let mut refusal = None;
-            for &f in plan.formats {
-                match compile_tools(&task.tools, f, parallel(category), &setup.vocab) {
-                    Ok((bytes, t)) => artifacts.push((f, bytes, t)),
-                    Err(e) => {
-                        refusal = Some(e);
-                        break;
-                    }
+            // A task counts only if every format compiles and its
+            // completion bound fits the budget.
+            let max_new = setup.max_new_for(category);
+            let loaded: Result<Vec<_>, String> = plan
+                .formats
+                .iter()
+                .map(|&f| prepare(task, f, max_new, &setup.vocab))
+                .collect();
+            let loaded = match loaded {
+                Ok(l) => l,
+                Err(e) => {
+                    eprintln!("{}: passed over: {e}", task.id);
+                    write(&json!({"id": task.id, "category": category, "format": "*",
+                        "docs": "refused", "refused": e}))?;
+                    continue;
                 }
-            }
-            if let Some(e) = refusal {
-                eprintln!("{}: refused: {e}", task.id);
-                write(
-                    &json!({"id": task.id, "category": category, "format": "*", "docs": "refused", "refused": e}),
-                )?;
-                continue;
-            }
-            // The completion bound must fit the budget in every format.
-            let max_new = if parallel(category) {
-                setup.max_new
-            } else {
-                setup.max_new_single
             };
-            let mut loaded = Vec::new();
-            for (f, bytes, t) in &artifacts {
-                let artifact = Artifact::from_bytes(bytes).map_err(|e| e.to_string())?;
-                let min = generate::Budget::new(&artifact.grammar())?.minimum(&artifact.grammar());
-                if min as usize > max_new {
-                    refusal = Some(format!(
-                        "{}: the shortest reply's completion bound ({min} tokens) exceeds the budget of {max_new}",
-                        f.name()
-                    ));
-                    break;
-                }
-                loaded.push((*f, artifact, *t));
-            }
-            if let Some(e) = refusal {
-                eprintln!("{}: skipped: {e}", task.id);
-                write(
-                    &json!({"id": task.id, "category": category, "format": "*", "docs": "refused", "refused": e}),
-                )?;
-                continue;
-            }
             used += 1;
-            for (f, artifact, compile_time) in &loaded {
+            for (f, artifact, budget, compile_time) in &loaded {
                 for &d in plan.docs {
                     if done.contains(&key(&task.id, f.name(), d.name())) {
                         continue;
                     }
-                    let r = run_one(setup, task, *f, d, artifact, *compile_time, plan.check_ff)?;
+                    let r = run_one(
+                        setup,
+                        task,
+                        *f,
+                        d,
+                        artifact,
+                        budget,
+                        *compile_time,
+                        plan.check_ff,
+                    )?;
                     eprintln!(
                         "{} {} {}: unconstrained {} | constrained {}",
                         task.id,
