@@ -722,3 +722,55 @@ fn toolbench_unique_apis_gpt2() {
     );
     report_failures("ToolBench unique APIs with gpt2", &failures);
 }
+
+/// The vocabulary read from SmolLM2's GGUF file (`tokenizer.ggml.*`) is the
+/// one its tokenizer.json gives, token for token, with the same EOS; so the
+/// artifacts compiled from either serve the same masks.
+#[test]
+fn gguf_vocab_equals_tokenizer_json_smollm2() {
+    if data_dir().is_none() {
+        println!("TOOLDEC_DATA unset: skipping the GGUF vocabulary check");
+        return;
+    }
+    let gguf = data_file("models/smollm2-135m-instruct-q4_1/SmolLM2-135M-Instruct.Q4_1.gguf");
+    let json = data_file("tokenizers/smollm2-135m/tokenizer.json");
+    assert!(tooldec_compiler::gguf::is_gguf(&gguf));
+    assert!(!tooldec_compiler::gguf::is_gguf(&json));
+    let a = Vocab::from_gguf(&gguf, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let b = Vocab::from_tokenizer_json(&json, &eos_for("smollm2-135m"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(a.len(), b.len());
+    for (id, (x, y)) in a.tokens.iter().zip(&b.tokens).enumerate() {
+        assert_eq!(x, y, "token {id}");
+    }
+    assert_eq!(a.fingerprint(), b.fingerprint());
+    assert_eq!(a.eos, b.eos);
+    assert_eq!((a.kind, a.leading_space), (b.kind, b.leading_space));
+
+    let text = r#"[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object",
+        "properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city"]}}}]"#;
+    let set = spec::parse("weather.json", text).unwrap();
+    let ca = compile(&set, &a, &options(), &mut |_| {}).unwrap();
+    let cb = compile(&set, &b, &options(), &mut |_| {}).unwrap();
+    let (aa, ab) = (
+        Artifact::from_bytes(&ca.artifact).unwrap(),
+        Artifact::from_bytes(&cb.artifact).unwrap(),
+    );
+    let (ga, gb) = (aa.grammar(), ab.grammar());
+    assert_eq!(ga.state_count(), gb.state_count());
+    assert_eq!(ga.vocab_fingerprint(), gb.vocab_fingerprint());
+    let mut ma = vec![0u32; ga.mask_words()];
+    let mut mb = vec![0u32; gb.mask_words()];
+    for s in 0..ga.state_count() as u32 {
+        assert_eq!(
+            ga.mask_id(s).is_some(),
+            gb.mask_id(s).is_some(),
+            "state {s}"
+        );
+        if let (Some(x), Some(y)) = (ga.mask_id(s), gb.mask_id(s)) {
+            ga.fill_mask_by_id(x, &mut ma);
+            gb.fill_mask_by_id(y, &mut mb);
+            assert_eq!(ma, mb, "state {s}");
+        }
+    }
+}

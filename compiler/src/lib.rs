@@ -28,6 +28,7 @@ pub mod dump;
 pub mod error;
 pub mod expr;
 pub mod format;
+pub mod gguf;
 pub mod json;
 mod locate;
 pub mod nfa;

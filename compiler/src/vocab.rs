@@ -242,7 +242,7 @@ impl Vocab {
             .ok_or_else(|| format!("no token {name:?} in the vocabulary"))
     }
 
-    fn set_eos(&mut self, mut eos: Vec<u32>) -> Result<(), Error> {
+    pub(crate) fn set_eos(&mut self, mut eos: Vec<u32>) -> Result<(), Error> {
         eos.sort_unstable();
         eos.dedup();
         if eos.is_empty() {
@@ -345,7 +345,7 @@ fn describe(d: &Value) -> String {
 }
 
 /// `<0xNN>` → NN.
-fn parse_byte_token(s: &str) -> Option<u8> {
+pub(crate) fn parse_byte_token(s: &str) -> Option<u8> {
     let hex = s.strip_prefix("<0x")?.strip_suffix('>')?;
     if hex.len() != 2 {
         return None;
@@ -354,7 +354,7 @@ fn parse_byte_token(s: &str) -> Option<u8> {
 }
 
 /// GPT-2's byte-to-printable-character table, inverted.
-fn byte_level_inverse() -> std::collections::HashMap<char, u8> {
+pub(crate) fn byte_level_inverse() -> std::collections::HashMap<char, u8> {
     let mut printable: Vec<u32> = (b'!' as u32..=b'~' as u32)
         .chain(0xA1..=0xAC)
         .chain(0xAE..=0xFF)

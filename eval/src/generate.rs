@@ -257,7 +257,7 @@ pub fn constrained(
         g.tokens.push(tok);
         feed.clear();
         feed.push(tok);
-        while fast_forward {
+        while fast_forward && g.tokens.len() < max_new {
             let t = Instant::now();
             matcher.fill_mask(&mut mask);
             budget.restrict(&matcher, max_new - g.tokens.len(), &mut mask);

@@ -92,8 +92,10 @@ fn setup(max_new: usize) -> Result<Setup, String> {
     let tok_path = weights::tokenizer_for(&model_path)?;
     let tokenizer = tokenizers::Tokenizer::from_file(&tok_path)
         .map_err(|e| format!("{}: {e}", tok_path.display()))?;
-    let vocab = Vocab::from_tokenizer_json(&tok_path, &["<|im_end|>".to_string()])
-        .map_err(|e| e.to_string())?;
+    // The compiler reads the vocabulary from the model file itself, as a
+    // llama.cpp user would (tests check it equals the tokenizer.json one).
+    let vocab =
+        Vocab::from_gguf(&model_path, &["<|im_end|>".to_string()]).map_err(|e| e.to_string())?;
     let model = Model::load(&model_path)?;
     let eos = ["<|im_end|>", "<|endoftext|>"]
         .iter()

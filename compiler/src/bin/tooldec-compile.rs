@@ -32,7 +32,8 @@ struct Args {
     /// tokenizer only decides whether an optional leading space is allowed.
     #[arg(long)]
     print_regex: bool,
-    /// A Hugging Face tokenizer.json; without it, the built-in GPT-2 vocabulary.
+    /// A Hugging Face tokenizer.json, or a GGUF model file (its
+    /// tokenizer.ggml.* metadata); without it, the built-in GPT-2 vocabulary.
     #[arg(long, value_name = "PATH")]
     tokenizer: Option<PathBuf>,
     /// The call format: react or hermes.
@@ -42,7 +43,8 @@ struct Args {
     #[arg(long)]
     parallel: bool,
     /// End-of-sequence tokens (strings or ids); default: eos_token of the
-    /// tokenizer_config.json next to the tokenizer.
+    /// tokenizer_config.json next to the tokenizer (for a GGUF file: its
+    /// eos, eot and eom token ids).
     #[arg(long, value_name = "TOKEN", num_args = 1..)]
     eos: Vec<String>,
     /// The model's logits size (mask width); default: the tokenizer's token count.
@@ -124,6 +126,7 @@ fn run(args: &Args) -> Result<(), Error> {
     progress(Progress::Start("vocab"));
     let t = Instant::now();
     let vocab = match &args.tokenizer {
+        Some(path) if tooldec_compiler::gguf::is_gguf(path) => Vocab::from_gguf(path, &args.eos)?,
         Some(path) => Vocab::from_tokenizer_json(path, &args.eos)?,
         None => {
             let mut v = Vocab::builtin_gpt2()?;
