@@ -70,21 +70,61 @@ fn small_vocab() -> Vocab {
     Vocab::from_tokens(tokens, vec![eos], "small test vocab").unwrap()
 }
 
-/// The oracle: for every state, walk every token's bytes through the
-/// transition table.
+/// The oracle: for every state a matcher can be in, walk every token's
+/// bytes through the transition table; every other state allows nothing.
+///
+/// Per FORMAT.md: the states a matcher can be in are those reached from an
+/// entry over text bytes (below the reserved `0xFE`) and whole special
+/// tokens the grammar uses (`0xFF` and the id in three bytes); a text token
+/// holding a reserved byte is never allowed.
 fn check_masks_by_brute_force(artifact: &[u8], vocab: &Vocab) -> usize {
     let art = Artifact::from_bytes(artifact).unwrap();
     let g = art.grammar();
+    let meta: serde_json::Value = serde_json::from_str(g.metadata()).unwrap();
+    let specials: Vec<u32> = meta["grammar_specials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap() as u32)
+        .collect();
+    let marker = |id: u32| [0xFF, (id >> 16) as u8, (id >> 8) as u8, id as u8];
+    let walk = |mut st: u32, bytes: &[u8]| {
+        for &b in bytes {
+            st = g.next_state(st, b);
+            if st == 0 {
+                break;
+            }
+        }
+        st
+    };
+    let mut served = vec![false; g.state_count()];
+    let mut stack: Vec<u32> = g.entries().map(|e| e.1).collect();
+    while let Some(s) = stack.pop() {
+        if std::mem::replace(&mut served[s as usize], true) {
+            continue;
+        }
+        let next = (0..0xFEu8)
+            .map(|b| g.next_state(s, b))
+            .chain(specials.iter().map(|&id| walk(s, &marker(id))));
+        stack.extend(next.filter(|&t| t != 0 && !served[t as usize]));
+    }
     let mut words = vec![0u32; g.mask_words()];
     let mut checked = 0;
     for s in 1..g.state_count() as u32 {
         g.fill_mask_by_id(g.mask_id(s).unwrap(), &mut words);
         for t in 0..g.vocab_size() as u32 {
             let stored = words[(t >> 5) as usize] >> (t & 31) & 1 == 1;
-            let expected = if vocab.eos.contains(&t) {
+            let text = vocab
+                .bytes(t)
+                .filter(|b| !b.iter().any(|&x| x >= 0xFE))
+                .map(<[u8]>::to_vec)
+                .or_else(|| specials.contains(&t).then(|| marker(t).to_vec()));
+            let expected = if !served[s as usize] {
+                false
+            } else if vocab.eos.contains(&t) {
                 g.is_accepting_state(s)
             } else {
-                match vocab.bytes(t) {
+                match text.as_deref() {
                     Some(bytes) => {
                         let mut st = s;
                         for &b in bytes {
@@ -182,7 +222,9 @@ const REJECTED: &[(&str, &str)] = &[
 fn hand_written_outputs() {
     let (path, text) = example("weather.json");
     let set = spec::parse(&path, &text).unwrap();
-    let (dfa, _, _) = build_dfa(&set, &Options::default(), false, &mut |_| {}).unwrap();
+    let vocab = Vocab::builtin_gpt2().unwrap();
+    let (machine, _, _) = build_dfa(&set, &single_react(), &vocab, &mut |_| {}).unwrap();
+    let dfa = machine.dfa;
     for s in ACCEPTED {
         assert!(dfa.accepts(s.as_bytes()), "should accept: {s:?}");
         let args = s
@@ -208,6 +250,16 @@ fn hand_written_outputs() {
     assert!(!dfa.accepts(b"Thought: \xff"));
     // A line of the thought that begins with "Action: " must be the action.
     assert_eq!(dfa.walk(dfa.start, b"Thought: a\nAction: nope"), DEAD);
+}
+
+/// The react format with its one-action entry only: `dfa.start` is that
+/// entry's start.
+fn single_react() -> Options {
+    let format = tooldec_compiler::format::Format::load("react").unwrap();
+    Options {
+        format: format.only_entry("start").unwrap(),
+        ..Options::default()
+    }
 }
 
 /// A tiny xorshift generator: tests stay deterministic and dependency-free.
@@ -306,8 +358,10 @@ fn moore_classes(dfa: &Dfa) -> usize {
 fn minimization_preserves_the_language_and_is_minimal() {
     let (path, text) = example("weather.json");
     let set = spec::parse(&path, &text).unwrap();
-    let opts = Options::default();
-    let expr = tooldec_compiler::lower(&set, &opts, true).unwrap();
+    let opts = single_react();
+    let mut vocab = Vocab::builtin_gpt2().unwrap();
+    vocab.leading_space = true;
+    let expr = tooldec_compiler::lower(&set, &opts, &vocab).unwrap().expr;
     let nfa = tooldec_compiler::nfa::build(&expr, 1 << 20).unwrap();
     let raw = Dfa::determinize(&nfa, 1 << 20).unwrap();
     let mut min = raw.clone();
@@ -369,4 +423,28 @@ fn same_input_gives_identical_artifacts() {
     )
     .unwrap();
     assert_eq!(a.artifact, b.artifact);
+}
+
+/// The same oracle on formats with several entries and special tokens the
+/// grammar uses (the selector and the special tokens' reserved bytes).
+#[test]
+fn masks_match_brute_force_with_entries_and_special_tokens() {
+    let (path, text) = example("weather.json");
+    let set = spec::parse(&path, &text).unwrap();
+    let mut vocab = small_vocab();
+    let eos = vocab.eos.clone();
+    for s in ["<tool_call>", "</tool_call>", "[TOOL_CALLS]"] {
+        vocab.tokens.push(Token::Special(s.into()));
+    }
+    let vocab = Vocab::from_tokens(vocab.tokens, eos, "small + specials").unwrap();
+    for format in ["hermes", "mistral", "toolken", "json"] {
+        let opts = Options {
+            format: tooldec_compiler::format::Format::load(format).unwrap(),
+            zstd_level: None,
+            ..Options::default()
+        };
+        let out = compile(&set, &vocab, &opts, &mut |_| {}).unwrap();
+        let checked = check_masks_by_brute_force(&out.artifact, &vocab);
+        assert!(checked > 10_000, "{format}: only {checked} pairs checked");
+    }
 }

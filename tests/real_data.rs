@@ -378,62 +378,15 @@ fn soundness(tok: &str) {
     report_failures(&label, &failures);
 }
 
-/// Feeds `text`'s real tokenization through a fresh matcher; `Err` describes
-/// the first token the grammar refuses (or a missing end).
+/// Feeds `text`'s real tokenization through a fresh matcher (see
+/// `tooldec_tests::check_text`); returns the token count.
 fn check_text(
     g: &tooldec_runtime::Grammar<'_>,
     hf: &tokenizers::Tokenizer,
     words: &mut [u32],
     text: &str,
 ) -> Result<usize, String> {
-    let enc = hf
-        .encode(text, false)
-        .map_err(|e| format!("the tokenizer cannot encode: {e}"))?;
-    let ids = enc.get_ids();
-    let mut m = g.matcher();
-    for (i, &t) in ids.iter().enumerate() {
-        m.fill_mask(words);
-        let allowed = words
-            .get((t >> 5) as usize)
-            .is_some_and(|w| w & (1 << (t & 31)) != 0);
-        let shown = || {
-            let prefix = hf.decode(&ids[..i], false).unwrap_or_default();
-            format!(
-                "token #{i} = {t} {:?} (bytes {:?}); text before it: {prefix:?}",
-                hf.id_to_token(t).unwrap_or_default(),
-                g.token_bytes(t).map(String::from_utf8_lossy)
-            )
-        };
-        if !allowed {
-            return Err(format!("not in the mask: {}", shown()));
-        }
-        if !m.accept_token(t) {
-            return Err(format!(
-                "in the mask but accept_token refuses it: {}",
-                shown()
-            ));
-        }
-    }
-    if !m.is_accepting() {
-        return Err(format!(
-            "all {} tokens accepted but the end is not accepting (state {:?})",
-            ids.len(),
-            m.state()
-        ));
-    }
-    m.fill_mask(words);
-    let eos_allowed = g
-        .eos_tokens()
-        .iter()
-        .any(|&t| words[(t >> 5) as usize] & (1 << (t & 31)) != 0);
-    if !eos_allowed {
-        return Err("accepting at the end, but no EOS token in the mask".into());
-    }
-    let eos = g.eos_tokens()[0];
-    if !m.accept_token(eos) || !m.is_terminated() {
-        return Err("EOS in the mask but not accepted".into());
-    }
-    Ok(ids.len())
+    tooldec_tests::check_text(g, g.matcher(), hf, words, text).map(|ids| ids.len())
 }
 
 fn completeness(tok: &str) {

@@ -59,3 +59,85 @@ fn tiny_compact() {
 fn tiny_with_whitespace() {
     insta::assert_snapshot!(compiled_dump("tiny.json", 1));
 }
+
+/// The hand-written vocabulary plus the special tokens some formats use.
+fn vocab_with_specials() -> Vocab {
+    let mut v = vocab();
+    let eos = v.tokens.pop().unwrap();
+    for s in ["<tool_call>", "</tool_call>", "[TOOL_CALLS]"] {
+        v.tokens.push(Token::Special(s.into()));
+    }
+    v.tokens.push(eos);
+    let id = v.tokens.len() as u32 - 1;
+    Vocab::from_tokens(v.tokens, vec![id], "bytes, pieces and specials").unwrap()
+}
+
+/// A shipped format's grammar as parsed (canonical form), then the summary
+/// of its DFA compiled for tiny.json: sizes, entries, special tokens used.
+fn format_summary(name: &str) -> String {
+    let format = tooldec_compiler::format::Format::load(name).unwrap();
+    let mut out = format.grammar.pretty();
+    let path = format!(
+        "{}/../grammars/examples/tiny.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let set = spec::parse("tiny.json", &std::fs::read_to_string(path).unwrap()).unwrap();
+    let opts = Options {
+        format,
+        json: JsonOptions {
+            max_ws: 0,
+            ..JsonOptions::default()
+        },
+        ..Options::default()
+    };
+    let compiled = compile(&set, &vocab_with_specials(), &opts, &mut |_| {}).unwrap();
+    let r = &compiled.report;
+    let art = Artifact::from_bytes(&compiled.artifact).unwrap();
+    let g = art.grammar();
+    let meta: serde_json::Value = serde_json::from_str(g.metadata()).unwrap();
+    let accepting = (1..g.state_count() as u32)
+        .filter(|&s| g.is_accepting_state(s))
+        .count();
+    out.push_str(&format!(
+        "---\nNFA {} -> DFA {} -> minimized {} states ({} accepting), {} byte classes, {} distinct masks\n",
+        r.nfa_states, r.dfa_states, r.min_states, accepting, r.classes, r.masks
+    ));
+    for (entry, state) in g.entries() {
+        out.push_str(&format!("entry {entry}: state {state}\n"));
+    }
+    out.push_str(&format!(
+        "special tokens used: {}\n",
+        meta["grammar_specials"]
+    ));
+    out
+}
+
+#[test]
+fn format_react() {
+    insta::assert_snapshot!(format_summary("react"));
+}
+
+#[test]
+fn format_hermes() {
+    insta::assert_snapshot!(format_summary("hermes"));
+}
+
+#[test]
+fn format_llama3() {
+    insta::assert_snapshot!(format_summary("llama3"));
+}
+
+#[test]
+fn format_mistral() {
+    insta::assert_snapshot!(format_summary("mistral"));
+}
+
+#[test]
+fn format_json() {
+    insta::assert_snapshot!(format_summary("json"));
+}
+
+#[test]
+fn format_toolken() {
+    insta::assert_snapshot!(format_summary("toolken"));
+}

@@ -39,8 +39,7 @@ fn build(c: &mut Criterion) {
                 b.iter(|| std::hint::black_box(ours::load(&built.artifact).load))
             });
 
-            let rx = tooldec_compiler::regex(&set, &Options::default(), vocab.leading_space)
-                .expect("regex");
+            let rx = tooldec_compiler::regex(&set, &Options::default(), &vocab).expect("regex");
             let ov = outlines::vocabulary(&vocab);
             group.bench_function("outlines-core/index", |b| {
                 b.iter(|| {

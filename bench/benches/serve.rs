@@ -66,8 +66,7 @@ fn serve(c: &mut Criterion) {
                 })
             });
 
-            let rx = tooldec_compiler::regex(&set, &Options::default(), vocab.leading_space)
-                .expect("regex");
+            let rx = tooldec_compiler::regex(&set, &Options::default(), &vocab).expect("regex");
             if set.tools.len() <= 100 {
                 let ov = outlines::vocabulary(&vocab);
                 let mut o = outlines::Outlines::build(&rx, &ov).expect("outlines-core index");

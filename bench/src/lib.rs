@@ -109,7 +109,13 @@ pub mod workloads {
     fn lowers(tool: &Value) -> bool {
         let text = serde_json::to_string(&Value::Array(vec![tool.clone()])).unwrap();
         match spec::parse("pool", &text) {
-            Ok(set) => tooldec_compiler::lower(&set, &Options::default(), false).is_ok(),
+            Ok(set) => {
+                static GPT2: std::sync::OnceLock<Option<Vocab>> = std::sync::OnceLock::new();
+                let Some(vocab) = GPT2.get_or_init(|| Vocab::builtin_gpt2().ok()) else {
+                    return false;
+                };
+                tooldec_compiler::lower(&set, &Options::default(), vocab).is_ok()
+            }
             Err(_) => false,
         }
     }

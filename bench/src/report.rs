@@ -163,7 +163,7 @@ fn child(args: &[String]) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
         let loaded = ours::load(&bytes);
         let g = loaded.artifact.grammar();
-        let rx = tooldec_compiler::regex(&set, &Options::default(), vocab.leading_space)
+        let rx = tooldec_compiler::regex(&set, &Options::default(), &vocab)
             .map_err(|e| e.to_string())?;
         let o = out.as_object_mut().unwrap();
         o.insert("regex_bytes".into(), json!(rx.len()));

@@ -23,7 +23,7 @@ fn peers_serve_our_masks_on_bfcl_sets() {
         let loaded = ours::load(&built.artifact);
         let g = loaded.artifact.grammar();
         let w = walks::walks(&g, &set.name, 3);
-        let rx = tooldec_compiler::regex(&spec, &Options::default(), vocab.leading_space).unwrap();
+        let rx = tooldec_compiler::regex(&spec, &Options::default(), &vocab).unwrap();
         let mut us = ours::Ours::new(&g);
         let mut o = outlines::Outlines::build(&rx, &ov).unwrap();
         let d = walks::first_difference(&mut us, &mut o, &w, g.mask_words());

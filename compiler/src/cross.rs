@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 use crate::dfa::{Dfa, DEAD};
 use crate::error::{Error, ErrorKind};
-use crate::vocab::Vocab;
+use crate::vocab::{TokenText, Vocab};
 
 /// All text tokens in a flat depth-first trie.
 pub struct TokenTrie {
@@ -29,9 +29,9 @@ pub struct TokenTrie {
 }
 
 impl TokenTrie {
-    pub fn new(vocab: &Vocab) -> TokenTrie {
-        let mut entries: Vec<(&[u8], u32)> = (0..vocab.len() as u32)
-            .filter_map(|id| vocab.bytes(id).map(|b| (b, id)))
+    pub fn new(text: &TokenText<'_>) -> TokenTrie {
+        let mut entries: Vec<(&[u8], u32)> = (0..text.len() as u32)
+            .filter_map(|id| text.get(id).map(|b| (b, id)))
             .collect();
         entries.sort_unstable();
         let mut t = TokenTrie {
@@ -111,9 +111,18 @@ pub struct Masks {
 
 /// Computes every state's mask. EOS tokens are allowed exactly in
 /// accepting states. Fails if a live state allows no token at all (the
-/// vocabulary cannot write the bytes the grammar needs there).
-pub fn masks(dfa: &Dfa, vocab: &Vocab, mask_words: usize, threads: usize) -> Result<Masks, Error> {
-    let trie = TokenTrie::new(vocab);
+/// vocabulary cannot write the bytes the grammar needs there), except the
+/// states that are not `served` (see `Machine::served_states`), whose mask
+/// is empty.
+pub fn masks(
+    dfa: &Dfa,
+    text: &TokenText<'_>,
+    vocab: &Vocab,
+    served: &[bool],
+    mask_words: usize,
+    threads: usize,
+) -> Result<Masks, Error> {
+    let trie = TokenTrie::new(text);
     let n = dfa.n_states();
     let threads = threads.clamp(1, 64).min(n);
     let chunk = n.div_ceil(threads);
@@ -121,6 +130,7 @@ pub fn masks(dfa: &Dfa, vocab: &Vocab, mask_words: usize, threads: usize) -> Res
         let handles: Vec<_> = (0..threads)
             .map(|k| {
                 let trie = &trie;
+                #[allow(clippy::needless_range_loop)]
                 scope.spawn(move || {
                     let mut local: HashMap<Vec<u32>, u32> = HashMap::new();
                     let mut list: Vec<Vec<u32>> = Vec::new();
@@ -129,7 +139,7 @@ pub fn masks(dfa: &Dfa, vocab: &Vocab, mask_words: usize, threads: usize) -> Res
                     let mut visited = 0;
                     for s in (k * chunk)..((k + 1) * chunk).min(n) {
                         let mut mask = vec![0u32; mask_words];
-                        if s as u32 != DEAD {
+                        if s as u32 != DEAD && served[s] {
                             visited += trie.walk(dfa, s as u32, &mut stack, &mut mask);
                             if dfa.accept[s] {
                                 for &t in &vocab.eos {
@@ -175,6 +185,9 @@ pub fn masks(dfa: &Dfa, vocab: &Vocab, mask_words: usize, threads: usize) -> Res
         .collect();
 
     for s in 1..n {
+        if !served[s] {
+            continue;
+        }
         if masks[state_mask[s] as usize].iter().all(|&w| w == 0) {
             let (example, next) = example_path(dfa, s as u32);
             return Err(Error::new(
@@ -182,7 +195,7 @@ pub fn masks(dfa: &Dfa, vocab: &Vocab, mask_words: usize, threads: usize) -> Res
                 format!(
                     "incompatible vocabulary: after the text {:?} the grammar needs one of the bytes {} \
                      but no token of the vocabulary starts with any of them",
-                    String::from_utf8_lossy(&example),
+                    show_path(&example),
                     next
                 ),
             ));
@@ -194,6 +207,29 @@ pub fn masks(dfa: &Dfa, vocab: &Vocab, mask_words: usize, threads: usize) -> Res
         trie_nodes: trie.nodes(),
         nodes_visited: visited,
     })
+}
+
+/// A path of the grammar as text: entry selectors dropped, special tokens
+/// shown by id.
+fn show_path(bytes: &[u8]) -> String {
+    use crate::format::{ENTRY_ESCAPE, SPECIAL_ESCAPE};
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            ENTRY_ESCAPE => i += 2,
+            SPECIAL_ESCAPE if i + 3 < bytes.len() => {
+                let id = u32::from_be_bytes([0, bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
+                out.extend(format!("<special token {id}>").into_bytes());
+                i += 4;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The shortest text leading to `target`, and the bytes that continue from it.

@@ -26,8 +26,9 @@ fn show_byte(b: u8) -> String {
 /// A token for display: its text in quotes, or its special name.
 pub fn show_token(g: &Grammar<'_>, specials: &serde_json::Value, t: u32) -> String {
     match g.token_bytes(t) {
-        Some(b) => format!("{:?}", String::from_utf8_lossy(b)),
-        None => match specials.get(t.to_string()).and_then(|v| v.as_str()) {
+        // A special token the grammar uses reads as its reserved bytes.
+        Some(b) if b.first() != Some(&0xFF) => format!("{:?}", String::from_utf8_lossy(b)),
+        _ => match specials.get(t.to_string()).and_then(|v| v.as_str()) {
             Some(name) => format!("<special {name}>"),
             None => format!("<id {t}>"),
         },
@@ -52,6 +53,11 @@ pub fn dump(g: &Grammar<'_>) -> String {
         g.token_count(),
         g.eos_tokens(),
     );
+    let entries: Vec<String> = g
+        .entries()
+        .map(|(n, s)| format!("{n} = state {s}"))
+        .collect();
+    let _ = writeln!(out, "entries: {}", entries.join(", "));
     let mut words = vec![0u32; g.mask_words()];
     for s in 1..g.state_count() as u32 {
         let _ = writeln!(

@@ -25,6 +25,8 @@ pub enum ErrorKind {
     Grammar,
     /// Invalid command-line options.
     Usage,
+    /// A format file does not parse or is inconsistent.
+    Format,
 }
 
 /// A compile error.

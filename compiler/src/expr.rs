@@ -230,3 +230,169 @@ fn push_char(c: char, out: &mut String) {
         let _ = write!(out, "\\x{{{:X}}}", c as u32);
     }
 }
+
+/// The [`Expr`] of a regular expression in regex-syntax's syntax (Unicode
+/// mode): the whole text must match, so there is no implicit `.*` around it.
+/// Look-around (`^`, `$`, `\b`) has no meaning inside a grammar and is
+/// refused; so are byte classes that could match invalid UTF-8.
+pub fn from_regex(pattern: &str) -> Result<Expr, String> {
+    let hir = regex_syntax::ParserBuilder::new()
+        .build()
+        .parse(pattern)
+        .map_err(|e| {
+            // regex-syntax's message spans several lines; keep its first and last.
+            let text = e.to_string();
+            let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+            lines.last().map_or(text.clone(), |l| l.trim().to_string())
+        })?;
+    from_hir(&hir)
+}
+
+fn from_hir(h: &regex_syntax::hir::Hir) -> Result<Expr, String> {
+    use regex_syntax::hir::{Class, HirKind};
+    Ok(match h.kind() {
+        HirKind::Empty => Expr::Empty,
+        HirKind::Literal(l) => Expr::Bytes(l.0.to_vec()),
+        HirKind::Class(Class::Unicode(c)) => {
+            if c.ranges().is_empty() {
+                return Err("a class that matches nothing".into());
+            }
+            Expr::CharClass(c.ranges().iter().map(|r| (r.start(), r.end())).collect())
+        }
+        HirKind::Class(Class::Bytes(c)) => {
+            if c.ranges().iter().any(|r| r.end() >= 0x80) {
+                return Err("a byte class reaching past ASCII (only UTF-8 text is allowed)".into());
+            }
+            Expr::ByteClass(c.ranges().iter().map(|r| (r.start(), r.end())).collect())
+        }
+        HirKind::Look(l) => {
+            return Err(format!(
+                "the assertion {l:?} (look-around has no meaning in a grammar)"
+            ))
+        }
+        HirKind::Repetition(r) => Expr::repeat(from_hir(&r.sub)?, r.min, r.max),
+        HirKind::Capture(c) => from_hir(&c.sub)?,
+        HirKind::Concat(v) => Expr::seq(v.iter().map(from_hir).collect::<Result<Vec<_>, _>>()?),
+        HirKind::Alternation(v) => {
+            Expr::alt(v.iter().map(from_hir).collect::<Result<Vec<_>, _>>()?)
+        }
+    })
+}
+
+/// Free text that contains none of `triggers`: any sequence of Unicode
+/// scalar values in which no trigger occurs.
+///
+/// The set is regular; its automaton is Aho–Corasick's over the triggers'
+/// characters (a state is the longest suffix of the text that is a proper
+/// prefix of a trigger, and an edge that would complete a trigger is left
+/// out). The automaton is turned into an [`Expr`] by state elimination, so
+/// it goes through the NFA like any other expression and keeps a regular
+/// expression spelling for `--print-regex`.
+pub fn text_except(triggers: &[String]) -> Expr {
+    let triggers: Vec<Vec<char>> = triggers
+        .iter()
+        .filter(|t| !t.is_empty())
+        .map(|t| t.chars().collect())
+        .collect();
+    let any = Expr::CharClass(vec![('\0', char::MAX)]);
+    if triggers.is_empty() {
+        return Expr::star(any);
+    }
+    // States: the distinct proper prefixes of the triggers, the empty one first.
+    let mut prefixes: Vec<Vec<char>> = vec![Vec::new()];
+    for t in &triggers {
+        for i in 1..t.len() {
+            if !prefixes.contains(&t[..i].to_vec()) {
+                prefixes.push(t[..i].to_vec());
+            }
+        }
+    }
+    let mut alphabet: Vec<char> = triggers.iter().flatten().copied().collect();
+    alphabet.sort_unstable();
+    alphabet.dedup();
+    let n = prefixes.len();
+    // labels[p][q]: the characters leading from p to q.
+    let mut labels: Vec<Vec<Vec<(char, char)>>> = vec![vec![Vec::new(); n]; n];
+    for (p, pre) in prefixes.iter().enumerate() {
+        for &c in &alphabet {
+            let mut s = pre.clone();
+            s.push(c);
+            if triggers.iter().any(|t| s.ends_with(t)) {
+                continue;
+            }
+            let q = (0..=s.len())
+                .find_map(|k| prefixes.iter().position(|x| x[..] == s[k..]))
+                .unwrap_or(0);
+            labels[p][q].push((c, c));
+        }
+        // Characters of no trigger lead back to the empty prefix.
+        labels[p][0].extend(complement(&alphabet));
+    }
+    let class = |ranges: &Vec<(char, char)>| -> Option<Expr> {
+        (!ranges.is_empty()).then(|| Expr::CharClass(ranges.clone()))
+    };
+    // State elimination with a fresh start (n) and end (n + 1).
+    let mut r: Vec<Vec<Option<Expr>>> = vec![vec![None; n + 2]; n + 2];
+    for p in 0..n {
+        for q in 0..n {
+            r[p][q] = class(&labels[p][q]);
+        }
+        r[p][n + 1] = Some(Expr::Empty);
+    }
+    r[n][0] = Some(Expr::Empty);
+    for k in (0..n).rev() {
+        let looped = r[k][k].take().map(Expr::star);
+        let ins: Vec<usize> = (0..=n)
+            .filter(|&p| p != k && (p >= n || p < k) && r[p][k].is_some())
+            .collect();
+        let outs: Vec<usize> = (0..n + 2)
+            .filter(|&q| q != k && (q >= n || q < k) && r[k][q].is_some())
+            .collect();
+        for &p in &ins {
+            for &q in &outs {
+                let path = Expr::seq(
+                    [r[p][k].clone(), looped.clone(), r[k][q].clone()]
+                        .into_iter()
+                        .flatten(),
+                );
+                r[p][q] = Some(match r[p][q].take() {
+                    Some(old) => Expr::alt([old, path]),
+                    None => path,
+                });
+            }
+        }
+        for row in r.iter_mut() {
+            row[k] = None;
+        }
+        r[k].iter_mut().for_each(|x| *x = None);
+    }
+    r[n][n + 1].take().unwrap_or(Expr::Empty)
+}
+
+/// Every Unicode scalar value not in `chars` (sorted, distinct).
+fn complement(chars: &[char]) -> Vec<(char, char)> {
+    let mut out = Vec::new();
+    let mut lo = '\0' as u32;
+    for &c in chars {
+        let c = c as u32;
+        if c > lo {
+            push_range(&mut out, lo, c - 1);
+        }
+        lo = c + 1;
+    }
+    if lo <= char::MAX as u32 {
+        push_range(&mut out, lo, char::MAX as u32);
+    }
+    out
+}
+
+/// Pushes `lo..=hi` as char ranges, skipping the surrogate gap.
+fn push_range(out: &mut Vec<(char, char)>, lo: u32, hi: u32) {
+    for (a, b) in [(lo, hi.min(0xD7FF)), (lo.max(0xE000), hi)] {
+        if a <= b {
+            if let (Some(a), Some(b)) = (char::from_u32(a), char::from_u32(b)) {
+                out.push((a, b));
+            }
+        }
+    }
+}

@@ -81,6 +81,60 @@ impl<'a> Lowering<'a> {
         self.value(schema, &pointer, 0)
     }
 
+    /// Tool `i`'s arguments as positional values, `v1, v2, ...`: the
+    /// required parameters in the schema's order, then the optional ones in
+    /// order, of which any trailing run may be left out. The separator is a
+    /// comma and an optional space.
+    pub fn tool_positional(&mut self, i: usize) -> Result<Expr, Error> {
+        // The keyword checks of the whole schema come first.
+        self.tool_arguments(i)?;
+        let tool = &self.set.tools[i];
+        let schema = tool.parameters.clone();
+        let pointer = tool.pointer.clone();
+        let empty = serde_json::Map::new();
+        let props = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        let required: Vec<&str> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let mut req = Vec::new();
+        let mut opt = Vec::new();
+        for (name, sub) in props {
+            let p = format!("{pointer}/properties/{}", escape_pointer(name));
+            let v = self.value(sub, &p, 1)?;
+            if required.contains(&name.as_str()) {
+                req.push(v);
+            } else {
+                opt.push(v);
+            }
+        }
+        let sep = || Expr::seq([Expr::lit(","), Expr::opt(Expr::lit(" "))]);
+        // The optional tail, built from the end: (sep? v_k tail)?
+        let mut tail = Expr::Empty;
+        let first_optional_alone = req.is_empty();
+        for (k, v) in opt.into_iter().enumerate().rev() {
+            let lead = if k == 0 && first_optional_alone {
+                Expr::Empty
+            } else {
+                sep()
+            };
+            tail = Expr::opt(Expr::seq([lead, v, tail]));
+        }
+        let mut parts = Vec::new();
+        for (k, v) in req.into_iter().enumerate() {
+            if k > 0 {
+                parts.push(sep());
+            }
+            parts.push(v);
+        }
+        parts.push(tail);
+        Ok(Expr::seq(parts))
+    }
+
     fn err(&self, kind: ErrorKind, pointer: &str, msg: &str) -> Error {
         let name = &self.set.tools[self.tool].name;
         Error::new(

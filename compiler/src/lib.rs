@@ -4,8 +4,8 @@
 //!
 //! 1. [`spec`] parses the tool list (OpenAI function-calling form).
 //! 2. [`json`] lowers each tool's JSON Schema to an [`expr::Expr`], and
-//!    [`format`] wraps the tool-name trie and those machines in the call
-//!    format (`react`).
+//!    [`format`] lowers the call format (a grammar file: `react`, `hermes`,
+//!    ...) around the tool-name trie and those machines.
 //! 3. [`nfa`] builds a byte NFA; [`dfa`] determinizes it (bounded), trims
 //!    it so that every state can still reach acceptance, and minimizes it.
 //! 4. [`vocab`] recovers each token's exact bytes; [`cross`] walks a token
@@ -48,9 +48,8 @@ use vocab::Vocab;
 /// Everything that shapes the artifact besides the tools and the vocab.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The call format (default: the shipped `react`).
     pub format: Format,
-    /// One or more calls instead of exactly one.
-    pub parallel: bool,
     pub json: JsonOptions,
     /// Bound on DFA states (before minimization).
     pub max_states: usize,
@@ -67,8 +66,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            format: Format::React,
-            parallel: false,
+            format: Format::load("react").expect("the shipped react format parses"),
             json: JsonOptions::default(),
             max_states: 2_000_000,
             max_nfa_states: 20_000_000,
@@ -113,17 +111,18 @@ pub enum Progress {
     Done(&'static str, Duration),
 }
 
-/// The whole grammar of a tool set as an [`Expr`].
-pub fn lower(set: &ToolSet, opts: &Options, leading_space: bool) -> Result<Expr, Error> {
+/// The whole grammar of a tool set as an [`Expr`], with its entry rules
+/// and the special tokens it uses.
+pub fn lower(set: &ToolSet, opts: &Options, vocab: &Vocab) -> Result<format::Lowered, Error> {
     let mut lowering = Lowering::new(set, opts.json);
-    let mut tools = Vec::with_capacity(set.tools.len());
+    let mut args = Vec::with_capacity(set.tools.len());
     // Tools with the same parameters schema share one argument machine: the
     // NFA builds it once, determinization reaches one copy of its states,
     // and minimization has that much less to merge.
     let mut seen: std::collections::HashMap<String, Expr> = std::collections::HashMap::new();
     for i in 0..set.tools.len() {
         let key = set.tools[i].parameters.to_string();
-        let args = match seen.get(&key) {
+        let e = match seen.get(&key) {
             Some(e) => e.clone(),
             None => {
                 let e = Expr::shared(lowering.tool_arguments(i)?);
@@ -131,22 +130,29 @@ pub fn lower(set: &ToolSet, opts: &Options, leading_space: bool) -> Result<Expr,
                 e
             }
         };
-        tools.push((set.tools[i].name.clone(), args));
+        args.push(e);
     }
-    let body = opts.format.lower(tools, opts.parallel)?;
-    Ok(if leading_space {
-        Expr::seq([Expr::opt(Expr::lit(" ")), body])
-    } else {
-        body
-    })
+    let mut positional = |i: usize| lowering.tool_positional(i);
+    let mut parts = format::ToolParts {
+        names: set.tools.iter().map(|t| t.name.clone()).collect(),
+        args,
+        positional: &mut positional,
+    };
+    format::lower(&opts.format, &mut parts, vocab, vocab.leading_space)
 }
 
 /// The whole grammar of a tool set as one regular expression (the syntax of
 /// `regex-syntax`, Unicode mode), for running other engines on exactly the
-/// language this compiler builds.
-pub fn regex(set: &ToolSet, opts: &Options, leading_space: bool) -> Result<String, Error> {
-    let expr = lower(set, opts, leading_space)?;
-    expr::to_regex(&expr).map_err(|m| {
+/// language this compiler builds. Formats with special tokens or several
+/// entry rules have no such spelling (their reserved bytes are not text);
+/// the regex is of the first entry.
+pub fn regex(set: &ToolSet, opts: &Options, vocab: &Vocab) -> Result<String, Error> {
+    let mut opts = opts.clone();
+    if let Some(first) = opts.format.entries().first() {
+        opts.format = opts.format.only_entry(first)?;
+    }
+    let lowered = lower(set, &opts, vocab)?;
+    expr::to_regex(&lowered.expr).map_err(|m| {
         Error::new(
             ErrorKind::Unsupported,
             format!("the grammar has no regular-expression spelling: {m}"),
@@ -161,6 +167,17 @@ pub struct DfaStats {
     pub dfa_states: usize,
 }
 
+/// A minimized DFA with its entry points.
+pub struct Machine {
+    pub dfa: dfa::Dfa,
+    /// Entry rule names and their start states; the first is the default.
+    /// With several entries, `dfa.start` is a selector state that no token
+    /// reaches, and each entry's state is where its selector leads.
+    pub entries: Vec<(String, u32)>,
+    /// The special tokens the grammar uses.
+    pub specials: Vec<u32>,
+}
+
 /// Time spent per named phase.
 pub type Phases = Vec<(&'static str, Duration)>;
 
@@ -168,9 +185,9 @@ pub type Phases = Vec<(&'static str, Duration)>;
 pub fn build_dfa(
     set: &ToolSet,
     opts: &Options,
-    leading_space: bool,
+    vocab: &Vocab,
     progress: &mut dyn FnMut(Progress),
-) -> Result<(dfa::Dfa, DfaStats, Phases), Error> {
+) -> Result<(Machine, DfaStats, Phases), Error> {
     let mut phases = Vec::new();
     let timed = |name: &'static str, progress: &mut dyn FnMut(Progress)| {
         progress(Progress::Start(name));
@@ -182,9 +199,9 @@ pub fn build_dfa(
         }
     };
     let done = timed("lower", progress);
-    let expr = lower(set, opts, leading_space)?;
-    let nfa = nfa::build(&expr, opts.max_nfa_states)?;
-    drop(expr);
+    let lowered = lower(set, opts, vocab)?;
+    let nfa = nfa::build(&lowered.expr, opts.max_nfa_states)?;
+    drop(lowered.expr);
     done(&mut phases, progress);
 
     let done = timed("determinize", progress);
@@ -205,7 +222,65 @@ pub fn build_dfa(
     }
     dfa.minimize();
     done(&mut phases, progress);
-    Ok((dfa, stats, phases))
+    let entries = if lowered.entries.len() == 1 {
+        vec![(lowered.entries[0].clone(), dfa.start)]
+    } else {
+        lowered
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(k, name)| {
+                let s = dfa.walk(dfa.start, &[format::ENTRY_ESCAPE, k as u8]);
+                if s == dfa::DEAD {
+                    Err(Error::new(
+                        ErrorKind::Grammar,
+                        format!(
+                            "entry {name:?} of format {:?} accepts no output",
+                            opts.format.name
+                        ),
+                    ))
+                } else {
+                    Ok((name.clone(), s))
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    let machine = Machine {
+        dfa,
+        entries,
+        specials: lowered.specials,
+    };
+    Ok((machine, stats, phases))
+}
+
+impl Machine {
+    /// The states a matcher can be in: those reached from an entry by text
+    /// bytes and by whole special tokens. The others (the entry selector,
+    /// the inside of a special token's reserved bytes) get an empty mask.
+    pub fn served_states(&self) -> Vec<bool> {
+        let dfa = &self.dfa;
+        let mut seen = vec![false; dfa.n_states()];
+        let mut stack: Vec<u32> = self.entries.iter().map(|e| e.1).collect();
+        for &s in &stack {
+            seen[s as usize] = true;
+        }
+        let markers: Vec<[u8; 4]> = self
+            .specials
+            .iter()
+            .map(|&id| format::special_marker(id))
+            .collect();
+        while let Some(s) = stack.pop() {
+            let text = (0..format::ENTRY_ESCAPE).map(|b| dfa.next(s, b));
+            let specials = markers.iter().map(|m| dfa.walk(s, m));
+            for t in text.chain(specials) {
+                if t != dfa::DEAD && !seen[t as usize] {
+                    seen[t as usize] = true;
+                    stack.push(t);
+                }
+            }
+        }
+        seen
+    }
 }
 
 /// Compiles a tool set against a vocab into artifact bytes.
@@ -223,7 +298,10 @@ pub fn compile(
             format!("--vocab-size {vocab_size} is smaller than the tokenizer's {n_tokens} tokens"),
         ));
     }
-    let (dfa, stats, mut phases) = build_dfa(set, opts, vocab.leading_space, progress)?;
+    let (machine, stats, mut phases) = build_dfa(set, opts, vocab, progress)?;
+    let dfa = &machine.dfa;
+    let text = vocab::TokenText::new(vocab, &machine.specials);
+    let served = machine.served_states();
 
     progress(Progress::Start("cross"));
     let t = Instant::now();
@@ -233,8 +311,10 @@ pub fn compile(
         opts.threads
     };
     let masks = cross::masks(
-        &dfa,
+        dfa,
+        &text,
         vocab,
+        &served,
         tooldec_runtime::layout::mask_words(vocab_size),
         threads,
     )?;
@@ -244,11 +324,13 @@ pub fn compile(
 
     progress(Progress::Start("write"));
     let t = Instant::now();
-    let meta = metadata(set, vocab, opts);
+    let meta = metadata(set, vocab, opts, &machine);
     let (payload, forms) = write::payload(
-        &dfa,
+        dfa,
+        &machine.entries,
         &masks.masks,
         &masks.state_mask,
+        &text,
         vocab,
         vocab_size,
         &meta,
@@ -280,7 +362,7 @@ pub fn compile(
 }
 
 /// The artifact's metadata: deterministic JSON with no paths or times.
-fn metadata(set: &ToolSet, vocab: &Vocab, opts: &Options) -> String {
+fn metadata(set: &ToolSet, vocab: &Vocab, opts: &Options, machine: &Machine) -> String {
     let specials: serde_json::Map<String, serde_json::Value> = vocab
         .specials()
         .into_iter()
@@ -288,8 +370,9 @@ fn metadata(set: &ToolSet, vocab: &Vocab, opts: &Options) -> String {
         .collect();
     serde_json::json!({
         "generator": concat!("tooldec-compile ", env!("CARGO_PKG_VERSION")),
-        "format": opts.format.name(),
-        "parallel": opts.parallel,
+        "format": opts.format.name,
+        "entries": machine.entries.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+        "grammar_specials": machine.specials,
         "tools": set.names(),
         "vocab": {
             "label": vocab.label,

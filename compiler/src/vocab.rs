@@ -384,3 +384,46 @@ fn eos_from_config(tokenizer: &Path) -> Option<String> {
         _ => None,
     }
 }
+
+/// Each token's bytes as the grammar reads them.
+///
+/// Text tokens are their text, except that a text token holding byte `0xFE`
+/// or `0xFF` has none: those bytes never occur in UTF-8 and the grammar
+/// reserves them (entry selectors, special tokens), so such a token can
+/// never be allowed and must not walk into a reserved path. A special token
+/// the grammar uses reads as its reserved byte string
+/// ([`crate::format::special_marker`]); other special tokens have none.
+pub struct TokenText<'a> {
+    vocab: &'a Vocab,
+    markers: std::collections::HashMap<u32, [u8; 4]>,
+}
+
+impl<'a> TokenText<'a> {
+    pub fn new(vocab: &'a Vocab, specials: &[u32]) -> TokenText<'a> {
+        TokenText {
+            vocab,
+            markers: specials
+                .iter()
+                .map(|&id| (id, crate::format::special_marker(id)))
+                .collect(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.vocab.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.vocab.is_empty()
+    }
+
+    /// The bytes token `id` stands for in the grammar, if any.
+    pub fn get(&self, id: u32) -> Option<&[u8]> {
+        if let Some(m) = self.markers.get(&id) {
+            return Some(m);
+        }
+        self.vocab
+            .bytes(id)
+            .filter(|b| !b.iter().any(|&x| x >= crate::format::ENTRY_ESCAPE))
+    }
+}

@@ -13,7 +13,7 @@ use tooldec_runtime::layout::{self, hdr, kind, sec, HEADER_WORDS, KIND_SHIFT, SE
 
 use crate::dfa::Dfa;
 use crate::error::{Error, ErrorKind};
-use crate::vocab::Vocab;
+use crate::vocab::{TokenText, Vocab};
 
 /// How many masks of each storage form were written.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -30,10 +30,13 @@ pub struct MaskForms {
 pub const LIST_FRACTION: usize = 8;
 
 /// Builds the raw payload.
+#[allow(clippy::too_many_arguments)]
 pub fn payload(
     dfa: &Dfa,
+    entries: &[(String, u32)],
     masks: &[Vec<u32>],
     state_mask: &[u32],
+    text: &TokenText<'_>,
     vocab: &Vocab,
     vocab_size: u32,
     meta: &str,
@@ -89,12 +92,18 @@ pub fn payload(
     let mut token_bytes = Vec::new();
     offsets.push(0u32);
     for id in 0..n_tokens {
-        if let Some(b) = vocab.bytes(id) {
+        if let Some(b) = text.get(id) {
             token_bytes.extend_from_slice(b);
         }
         offsets.push(token_bytes.len() as u32);
     }
 
+    let mut entry_words = Vec::with_capacity(3 * entries.len());
+    let mut entry_names = Vec::new();
+    for (name, state) in entries {
+        entry_words.extend([*state, entry_names.len() as u32, name.len() as u32]);
+        entry_names.extend_from_slice(name.as_bytes());
+    }
     let words_le = |w: &[u32]| w.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
     let sections: [(u32, Vec<u8>); SECTION_COUNT] = [
         (sec::BYTE_CLASSES, dfa.classes.to_vec()),
@@ -106,6 +115,8 @@ pub fn payload(
         (sec::TOKEN_OFFSETS, words_le(&offsets)),
         (sec::TOKEN_BYTES, token_bytes),
         (sec::META, meta.as_bytes().to_vec()),
+        (sec::ENTRIES, words_le(&entry_words)),
+        (sec::ENTRY_NAMES, entry_names),
     ];
     let mut header = vec![0u32; HEADER_WORDS];
     let magic = layout::MAGIC;
@@ -117,7 +128,7 @@ pub fn payload(
     header[hdr::N_TOKENS] = n_tokens;
     header[hdr::N_STATES] = dfa.n_states() as u32;
     header[hdr::N_CLASSES] = dfa.n_classes as u32;
-    header[hdr::START] = dfa.start;
+    header[hdr::START] = entries.first().map_or(dfa.start, |e| e.1);
     header[hdr::N_MASKS] = masks.len() as u32;
     header[hdr::N_EOS] = vocab.eos.len() as u32;
     let fp = vocab.fingerprint();

@@ -85,12 +85,20 @@ pub fn compile_tools(
 ) -> Result<(Vec<u8>, Duration), String> {
     let text = serde_json::to_string(tools).map_err(|e| e.to_string())?;
     let set = spec::parse("tools.json", &text).map_err(|e| e.to_string())?;
+    // The shipped formats' entries: react's `start` is one action and
+    // `parallel` one or more; hermes' `call` is one block and `calls` one
+    // or more, with no free text before them.
+    let (name, entry) = match (format, parallel) {
+        (CallFormat::React, false) => ("react", "start"),
+        (CallFormat::React, true) => ("react", "parallel"),
+        (CallFormat::Hermes, false) => ("hermes", "call"),
+        (CallFormat::Hermes, true) => ("hermes", "calls"),
+    };
+    let format = Format::load(name)
+        .and_then(|f| f.only_entry(entry))
+        .map_err(|e| e.to_string())?;
     let opts = Options {
-        format: match format {
-            CallFormat::React => Format::React,
-            CallFormat::Hermes => Format::Hermes,
-        },
-        parallel,
+        format,
         threads: 1,
         ..Options::default()
     };

@@ -13,7 +13,7 @@ pub const MAGIC: [u8; 8] = *b"TOOLDEC\0";
 /// little-endian machine.
 pub const ENDIAN_CHECK: u32 = 0x0102_FEFF;
 /// Bumped on every incompatible change of this layout.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// Header word indices (FORMAT.md describes each).
 #[allow(missing_docs)]
@@ -60,9 +60,15 @@ pub mod sec {
     pub const TOKEN_BYTES: u32 = 8;
     /// UTF-8 JSON: format, tool names, vocabulary description, generator.
     pub const META: u32 = 9;
+    /// `n_entries * 3` words: each entry point's start state, then the byte
+    /// offset and length of its name in ENTRY_NAMES. The first entry is the
+    /// default and its state is the header's START.
+    pub const ENTRIES: u32 = 10;
+    /// The UTF-8 names of the entry points, concatenated.
+    pub const ENTRY_NAMES: u32 = 11;
 }
 /// Entries in the section table.
-pub const SECTION_COUNT: usize = 9;
+pub const SECTION_COUNT: usize = 11;
 
 /// Bit 31 of a STATES word: the state is accepting.
 pub const STATE_ACCEPTING: u32 = 1 << 31;

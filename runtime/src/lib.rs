@@ -64,6 +64,8 @@ pub struct Grammar<'a> {
     eos: &'a [u32],
     token_offsets: &'a [u32],
     token_bytes: &'a [u8],
+    entries: &'a [u32],
+    entry_names: &'a [u8],
     meta: &'a str,
     fingerprint: [u8; 32],
     vocab_size: u32,
@@ -88,6 +90,33 @@ impl<'a> Grammar<'a> {
             grammar: self,
             state: self.start,
         }
+    }
+
+    /// A fresh matcher at the entry point `name` (see [`Grammar::entries`]),
+    /// or `None` if the format has no such entry.
+    pub fn matcher_at(&self, name: &str) -> Option<Matcher<'_>> {
+        let state = self.entry_state(name)?;
+        Some(Matcher {
+            grammar: self,
+            state,
+        })
+    }
+
+    /// The format's entry points, `(name, start state)`, the default (where
+    /// [`Grammar::matcher`] starts) first.
+    pub fn entries(&self) -> impl Iterator<Item = (&'a str, u32)> + 'a {
+        let names = self.entry_names;
+        self.entries.chunks_exact(3).map(move |e| {
+            let (off, len) = (e[1] as usize, e[2] as usize);
+            // The loader checked each name's range and UTF-8.
+            let name = core::str::from_utf8(&names[off..off + len]).unwrap_or("");
+            (name, e[0])
+        })
+    }
+
+    /// The start state of entry point `name`.
+    pub fn entry_state(&self, name: &str) -> Option<u32> {
+        self.entries().find(|&(n, _)| n == name).map(|(_, s)| s)
     }
 
     /// The mask width in tokens: the model's logits size.
@@ -377,6 +406,41 @@ impl<'g> Matcher<'g> {
     /// Back to the start of the grammar.
     pub fn reset(&mut self) {
         self.state = self.grammar.start;
+    }
+
+    /// Restarts at entry point `name`; false (state unchanged) if the
+    /// format has no such entry. For multi-turn use: after the engine has
+    /// inserted text of its own (a tool's result, the next prompt), the
+    /// same matcher goes on at the entry where the model writes again.
+    pub fn reset_to(&mut self, name: &str) -> bool {
+        match self.grammar.entry_state(name) {
+            Some(s) => {
+                self.state = s;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Advances over bytes that were not sampled (text the engine inserts
+    /// itself, or a forced prefix), as if tokens spelling them had been
+    /// accepted. Returns false, leaving the state unchanged, if the grammar
+    /// does not allow them here or the matcher has terminated.
+    ///
+    /// The bytes are text: a special token cannot be given this way (pass
+    /// its id to [`Matcher::accept_token`]), and bytes `0xFE`/`0xFF` never
+    /// match.
+    pub fn accept_bytes(&mut self, bytes: &[u8]) -> bool {
+        if self.state == TERMINATED || bytes.iter().any(|&b| b >= 0xFE) {
+            return false;
+        }
+        match self.grammar.walk(self.state, bytes) {
+            Some(next) => {
+                self.state = next;
+                true
+            }
+            None => false,
+        }
     }
 
     /// The current DFA state, or `None` once terminated.

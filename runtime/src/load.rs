@@ -66,6 +66,8 @@ pub(crate) fn assemble<'a>(bytes: &'a [u8], parts: &Parts) -> Grammar<'a> {
         eos: w(sec::EOS),
         token_offsets: w(sec::TOKEN_OFFSETS),
         token_bytes: b(sec::TOKEN_BYTES),
+        entries: w(sec::ENTRIES),
+        entry_names: b(sec::ENTRY_NAMES),
         meta,
         fingerprint: parts.fingerprint,
         vocab_size: parts.vocab_size,
@@ -396,6 +398,43 @@ pub(crate) fn validate(bytes: &[u8]) -> Result<Parts, Error> {
         core::str::from_utf8(byte_sec(sec::META)).map_err(|_| Error::new(ErrorKind::Utf8))?;
 
     let _ = meta;
+
+    let entries = word_sec(sec::ENTRIES, None)?;
+    let names = byte_sec(sec::ENTRY_NAMES);
+    if entries.is_empty() || entries.len() % 3 != 0 {
+        return Err(Error::section(
+            sec::ENTRIES,
+            "is not one or more (state, name offset, name length) triples",
+        ));
+    }
+    for (i, e) in entries.chunks_exact(3).enumerate() {
+        let (state, off, len) = (e[0], e[1] as usize, e[2] as usize);
+        if state == layout::DEAD_STATE || state as usize >= n_states {
+            return Err(Error::range(
+                "entry state",
+                i as u64,
+                state as u64,
+                n_states as u64,
+            ));
+        }
+        if i == 0 && state != start {
+            return Err(Error::field(
+                "state of the first entry (the start state)",
+                start as u64,
+                state as u64,
+            ));
+        }
+        let end = off
+            .checked_add(len)
+            .filter(|&end| end <= names.len())
+            .ok_or(Error::section(
+                sec::ENTRY_NAMES,
+                "is shorter than an entry's name",
+            ))?;
+        if core::str::from_utf8(&names[off..end]).is_err() {
+            return Err(Error::new(ErrorKind::Utf8));
+        }
+    }
     Ok(Parts {
         sections,
         fingerprint,

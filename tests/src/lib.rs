@@ -7,6 +7,8 @@
 //! - [`schema`]: argument validation with the `jsonschema` crate.
 //! - [`walk`]: a random walker over a loaded grammar (biased toward finishing).
 //! - [`render`]: ground-truth calls rendered as JSON text (compact or spaced).
+//! - [`parsers`]: output parsers for every shipped call format, written from
+//!   the formats' descriptions, and the ToolkenGPT (FuncQA, KAMEL) tool lists.
 //!
 //! Everything here is test support: it panics with a clear message on
 //! missing files rather than returning errors.
@@ -14,6 +16,8 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+
+pub mod parsers;
 
 /// The environment variable naming the real-data directory.
 pub const DATA_ENV: &str = "TOOLDEC_DATA";
@@ -735,8 +739,26 @@ pub mod walk {
             rng: &mut SplitMix64,
             max_steps: usize,
         ) -> Result<Vec<u32>, WalkError> {
-            let g = self.g;
-            let mut m = g.matcher();
+            let start = self.g.matcher();
+            self.walk_from(rng, max_steps, start)
+        }
+
+        /// Like [`Walker::walk`], from `start` instead of the grammar's
+        /// default start: a matcher of the same grammar at another entry
+        /// ([`Grammar::matcher_at`]) or after a forced prefix. Returns the
+        /// tokens from there on, EOS included.
+        pub fn walk_from(
+            &mut self,
+            rng: &mut SplitMix64,
+            max_steps: usize,
+            start: tooldec_runtime::Matcher<'_>,
+        ) -> Result<Vec<u32>, WalkError> {
+            assert_eq!(
+                start.grammar().state_count(),
+                self.g.state_count(),
+                "walk_from: the matcher is not of this walker's grammar"
+            );
+            let mut m = start;
             let mut tokens = Vec::new();
             // Each walk draws how it turns greedy: half of the walks by the
             // step count (`min(0.95, step / 40)`); the others by the steps
@@ -748,7 +770,9 @@ pub mod walk {
                 1 => (60.0, 0.9, true),
                 _ => (40.0, 0.95, false),
             };
-            let mut record = self.dist[g.start_state() as usize];
+            // A terminated start has nothing left to walk (the loop returns
+            // at once); its distance is that of acceptance.
+            let mut record = m.state().map_or(0, |s| self.dist[s as usize]);
             let mut record_step = 0usize;
             let err = |tokens: &Vec<u32>, message: String| WalkError {
                 tokens: tokens.clone(),
@@ -895,6 +919,65 @@ pub mod walk {
     ) -> Result<Vec<u32>, WalkError> {
         Walker::new(g, vocab_len).walk(rng, max_steps)
     }
+}
+
+/// Feeds `text`'s real tokenization (no special tokens added) through
+/// `m`, checking each token is in the mask before it and accepted; then
+/// that the end is accepting and EOS is allowed and accepted. `Err`
+/// describes the first problem; `Ok` holds the token ids.
+pub fn check_text(
+    g: &tooldec_runtime::Grammar<'_>,
+    mut m: tooldec_runtime::Matcher<'_>,
+    hf: &tokenizers::Tokenizer,
+    words: &mut [u32],
+    text: &str,
+) -> Result<Vec<u32>, String> {
+    let enc = hf
+        .encode(text, false)
+        .map_err(|e| format!("the tokenizer cannot encode: {e}"))?;
+    let ids = enc.get_ids();
+    for (i, &t) in ids.iter().enumerate() {
+        m.fill_mask(words);
+        let allowed = words
+            .get((t >> 5) as usize)
+            .is_some_and(|w| w & (1 << (t & 31)) != 0);
+        let shown = || {
+            let before = hf.decode(&ids[..i], false).unwrap_or_default();
+            format!(
+                "token #{i} = {t} {:?} (bytes {:?}); text before it: {before:?}; ids: {ids:?}",
+                hf.id_to_token(t).unwrap_or_default(),
+                g.token_bytes(t).map(String::from_utf8_lossy)
+            )
+        };
+        if !allowed {
+            return Err(format!("not in the mask: {}", shown()));
+        }
+        if !m.accept_token(t) {
+            return Err(format!(
+                "in the mask but accept_token refuses it: {}",
+                shown()
+            ));
+        }
+    }
+    if !m.is_accepting() {
+        return Err(format!(
+            "all {} tokens accepted but the end is not accepting (state {:?}); ids: {ids:?}",
+            ids.len(),
+            m.state()
+        ));
+    }
+    m.fill_mask(words);
+    let eos_allowed = g
+        .eos_tokens()
+        .iter()
+        .any(|&t| words[(t >> 5) as usize] & (1 << (t & 31)) != 0);
+    if !eos_allowed {
+        return Err("accepting at the end, but no EOS token in the mask".into());
+    }
+    if !m.accept_token(g.eos_tokens()[0]) || !m.is_terminated() {
+        return Err("EOS in the mask but not accepted".into());
+    }
+    Ok(ids.to_vec())
 }
 
 /// Rendering tool calls as text.

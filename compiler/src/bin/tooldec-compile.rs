@@ -36,12 +36,14 @@ struct Args {
     /// tokenizer.ggml.* metadata); without it, the built-in GPT-2 vocabulary.
     #[arg(long, value_name = "PATH")]
     tokenizer: Option<PathBuf>,
-    /// The call format: react or hermes.
+    /// The call format: a shipped one (react, hermes, llama3, mistral, json,
+    /// toolken) or the path of a format file (.tdg).
     #[arg(long, default_value = "react")]
     format: String,
-    /// Allow one or more calls (parallel function calling) instead of exactly one.
-    #[arg(long)]
-    parallel: bool,
+    /// Keep only this entry rule of the format (a smaller artifact that
+    /// serves one entry); default: all of them.
+    #[arg(long, value_name = "NAME")]
+    entry: Option<String>,
     /// End-of-sequence tokens (strings or ids); default: eos_token of the
     /// tokenizer_config.json next to the tokenizer (for a GGUF file: its
     /// eos, eot and eom token ids).
@@ -90,8 +92,10 @@ fn main() -> ExitCode {
 fn run(args: &Args) -> Result<(), Error> {
     let started = Instant::now();
     let opts = Options {
-        format: Format::parse(&args.format)?,
-        parallel: args.parallel,
+        format: match &args.entry {
+            Some(entry) => Format::load(&args.format)?.only_entry(entry)?,
+            None => Format::load(&args.format)?,
+        },
         json: JsonOptions {
             max_ws: args.max_ws,
             max_depth: args.max_depth,
@@ -146,7 +150,7 @@ fn run(args: &Args) -> Result<(), Error> {
     progress(Progress::Done("vocab", vocab_time));
 
     if args.print_regex {
-        let rx = tooldec_compiler::regex(&tools, &opts, vocab.leading_space)?;
+        let rx = tooldec_compiler::regex(&tools, &opts, &vocab)?;
         let mut out = std::io::stdout().lock();
         return writeln!(out, "{rx}")
             .map_err(|e| Error::new(ErrorKind::Io, format!("standard output: {e}")));

@@ -1,0 +1,744 @@
+//! Parsers for the outputs of the shipped call formats, written by hand
+//! from the formats' descriptions (the comments of `grammars/formats/*.tdg`)
+//! and not derived from their grammars: string scanning for the fixed text,
+//! [`serde_json`] for every JSON part.
+//!
+//! Each parser takes a whole decoded output and returns its calls as
+//! `(tool name, arguments)`; the arguments are a JSON object, except for
+//! [`toolken`], where they are a JSON array of positional values (map them
+//! onto the tool's parameters with [`positional_to_object`]). A parser
+//! checks the shape only; tool names and argument schemas are the caller's
+//! to check (e.g. with [`crate::schema::ToolValidators`]).
+//!
+//! Every parser first drops one optional leading space: a SentencePiece
+//! vocabulary may write one before the output (the grammar allows it), and
+//! its decoder may or may not show it.
+//!
+//! [`toolkengpt`] converts the ToolkenGPT data (FuncQA's 13 math tools,
+//! KAMEL's 234 relations) to tool lists, with the calls found in the data.
+
+use serde_json::Value;
+
+/// The calls of one output: `(tool name, arguments)`.
+pub type Calls = Vec<(String, Value)>;
+
+/// Drops one optional leading space.
+pub fn strip_space(text: &str) -> &str {
+    text.strip_prefix(' ').unwrap_or(text)
+}
+
+/// The byte length of the one JSON value at the start of `s`, by scanning:
+/// a string to its closing quote, an object or array to its matching
+/// bracket (strings inside skipped), anything else (number, `true`,
+/// `false`, `null`) as the longest run of `[A-Za-z0-9+.-]`. Whether the
+/// extent is valid JSON is for `serde_json` to say ([`take_json`]).
+fn json_extent(s: &str) -> Result<usize, String> {
+    let b = s.as_bytes();
+    let string_end = |mut i: usize| -> Result<usize, String> {
+        // `i` is just after the opening quote.
+        while i < b.len() {
+            match b[i] {
+                b'\\' => i += 2,
+                b'"' => return Ok(i + 1),
+                _ => i += 1,
+            }
+        }
+        Err(format!("unterminated JSON string in {s:?}"))
+    };
+    match b.first() {
+        None => Err("expected a JSON value, found the end of the text".into()),
+        Some(b'"') => string_end(1),
+        Some(b'{') | Some(b'[') => {
+            let mut depth = 0usize;
+            let mut i = 0;
+            while i < b.len() {
+                match b[i] {
+                    b'"' => {
+                        i = string_end(i + 1)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Ok(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            Err(format!("unclosed JSON object or array in {s:?}"))
+        }
+        Some(_) => {
+            let n = b
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'))
+                .count();
+            if n == 0 {
+                Err(format!("expected a JSON value at {:?}", preview(s)))
+            } else {
+                Ok(n)
+            }
+        }
+    }
+}
+
+/// The start of `s`, for messages.
+fn preview(s: &str) -> String {
+    s.chars().take(40).collect()
+}
+
+/// Parses the one JSON value at the start of `s` (strict `serde_json` on
+/// its extent, see [`json_extent`]); returns it and the rest of `s`.
+pub fn take_json(s: &str) -> Result<(Value, &str), String> {
+    let n = json_extent(s)?;
+    let v: Value = serde_json::from_str(&s[..n])
+        .map_err(|e| format!("invalid JSON {:?}: {e}", preview(&s[..n])))?;
+    Ok((v, &s[n..]))
+}
+
+/// A position in a text being parsed.
+struct Cursor<'a> {
+    rest: &'a str,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(text: &'a str) -> Self {
+        Cursor {
+            rest: strip_space(text),
+        }
+    }
+
+    /// Consumes `lit` if the text goes on with it.
+    fn eat(&mut self, lit: &str) -> bool {
+        match self.rest.strip_prefix(lit) {
+            Some(r) => {
+                self.rest = r;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Consumes `lit` or fails.
+    fn expect(&mut self, lit: &str) -> Result<(), String> {
+        if self.eat(lit) {
+            Ok(())
+        } else {
+            Err(format!("expected {lit:?}, found {:?}", preview(self.rest)))
+        }
+    }
+
+    fn json(&mut self) -> Result<Value, String> {
+        let (v, rest) = take_json(self.rest)?;
+        self.rest = rest;
+        Ok(v)
+    }
+
+    fn json_string(&mut self) -> Result<String, String> {
+        match self.json()? {
+            Value::String(s) => Ok(s),
+            other => Err(format!("expected a JSON string, found {other}")),
+        }
+    }
+
+    fn json_object(&mut self) -> Result<Value, String> {
+        match self.json()? {
+            v @ Value::Object(_) => Ok(v),
+            other => Err(format!("expected a JSON object, found {other}")),
+        }
+    }
+
+    /// Everything up to the first `delim` (consumed too), or an error.
+    fn until(&mut self, delim: &str) -> Result<&'a str, String> {
+        let i = self
+            .rest
+            .find(delim)
+            .ok_or_else(|| format!("no {delim:?} in {:?}", preview(self.rest)))?;
+        let before = &self.rest[..i];
+        self.rest = &self.rest[i + delim.len()..];
+        Ok(before)
+    }
+
+    fn end(&self) -> Result<(), String> {
+        if self.rest.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "unexpected text at the end: {:?}",
+                preview(self.rest)
+            ))
+        }
+    }
+}
+
+/// `{"name": <JSON string>, "<key>": <JSON object>}`, the call object of
+/// the JSON formats (`key` is `arguments`, or `parameters` for Llama 3).
+fn name_args_object(c: &mut Cursor<'_>, key: &str) -> Result<(String, Value), String> {
+    c.expect("{\"name\": ")?;
+    let name = c.json_string()?;
+    c.expect(&format!(", \"{key}\": "))?;
+    let args = c.json_object()?;
+    c.expect("}")?;
+    Ok((name, args))
+}
+
+/// ReAct: `Thought: <text>\nAction: <name>\nAction Input: <JSON object>`.
+pub mod react {
+    use super::*;
+
+    const ACTION: &str = "\nAction: ";
+
+    /// `Action: <name>\nAction Input: <JSON object>` at the cursor; the
+    /// name runs to the end of its line.
+    fn call(c: &mut Cursor<'_>) -> Result<(String, Value), String> {
+        c.expect("Action: ")?;
+        let name = c.until("\n")?;
+        if name.is_empty() {
+            return Err("empty tool name".into());
+        }
+        c.expect("Action Input: ")?;
+        Ok((name.to_string(), c.json_object()?))
+    }
+
+    /// Entry `parallel`: the thought (any text not containing
+    /// `"\nAction: "`), then one or more calls separated by `"\n"`.
+    pub fn parse_parallel(text: &str) -> Result<Calls, String> {
+        let mut c = Cursor::new(text);
+        c.expect("Thought: ")?;
+        let thought_len = c
+            .rest
+            .find(ACTION)
+            .ok_or("no line beginning with \"Action: \" after the thought")?;
+        c.rest = &c.rest[thought_len + 1..];
+        let mut calls = vec![call(&mut c)?];
+        while c.eat("\n") {
+            calls.push(call(&mut c)?);
+        }
+        c.end()?;
+        Ok(calls)
+    }
+
+    /// Entry `start`: like [`parse_parallel`] with exactly one call.
+    pub fn parse_start(text: &str) -> Result<Calls, String> {
+        let calls = parse_parallel(text)?;
+        if calls.len() != 1 {
+            return Err(format!("{} calls where one is expected", calls.len()));
+        }
+        Ok(calls)
+    }
+}
+
+/// Hermes: `<tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>`.
+pub mod hermes {
+    use super::*;
+
+    const OPEN: &str = "<tool_call>";
+
+    fn call(c: &mut Cursor<'_>) -> Result<(String, Value), String> {
+        c.expect(OPEN)?;
+        c.expect("\n")?;
+        let call = name_args_object(c, "arguments")?;
+        c.expect("\n</tool_call>")?;
+        Ok(call)
+    }
+
+    fn calls(c: &mut Cursor<'_>) -> Result<Calls, String> {
+        let mut out = vec![call(c)?];
+        while c.eat("\n") {
+            out.push(call(c)?);
+        }
+        c.end()?;
+        Ok(out)
+    }
+
+    /// Entry `call`: exactly one call.
+    pub fn parse_call(text: &str) -> Result<Calls, String> {
+        let mut c = Cursor::new(text);
+        let one = call(&mut c)?;
+        c.end()?;
+        Ok(vec![one])
+    }
+
+    /// Entry `calls`: one or more calls separated by `"\n"`.
+    pub fn parse_calls(text: &str) -> Result<Calls, String> {
+        calls(&mut Cursor::new(text))
+    }
+
+    /// Entry `start`: free text not containing `<tool_call>`, then the
+    /// calls as in [`parse_calls`].
+    pub fn parse_start(text: &str) -> Result<Calls, String> {
+        let mut c = Cursor::new(text);
+        let i = c.rest.find(OPEN).ok_or("no <tool_call>")?;
+        c.rest = &c.rest[i..];
+        calls(&mut c)
+    }
+}
+
+/// Llama 3.1/3.2 JSON tool calling: `{"name": ..., "parameters": {...}}`.
+pub mod llama3 {
+    use super::*;
+
+    /// Entry `start`: one call object.
+    pub fn parse_start(text: &str) -> Result<Calls, String> {
+        let mut c = Cursor::new(text);
+        let one = name_args_object(&mut c, "parameters")?;
+        c.end()?;
+        Ok(vec![one])
+    }
+}
+
+/// Mistral v3: `[TOOL_CALLS][` call (`, ` call)* `]`.
+pub mod mistral {
+    use super::*;
+
+    /// Entry `start`.
+    pub fn parse_start(text: &str) -> Result<Calls, String> {
+        let mut c = Cursor::new(text);
+        c.expect("[TOOL_CALLS][")?;
+        let mut out = vec![name_args_object(&mut c, "arguments")?];
+        while c.eat(", ") {
+            out.push(name_args_object(&mut c, "arguments")?);
+        }
+        c.expect("]")?;
+        c.end()?;
+        Ok(out)
+    }
+}
+
+/// Bare JSON: one call object, or an array of them.
+pub mod json {
+    use super::*;
+
+    /// Entry `call`: exactly one `{"name": ..., "arguments": {...}}`.
+    pub fn parse_call(text: &str) -> Result<Calls, String> {
+        let mut c = Cursor::new(text);
+        let one = name_args_object(&mut c, "arguments")?;
+        c.end()?;
+        Ok(vec![one])
+    }
+
+    /// Entry `start`: one call object, or `[` one or more separated by
+    /// `", "` `]`.
+    pub fn parse_start(text: &str) -> Result<Calls, String> {
+        let mut c = Cursor::new(text);
+        if !c.eat("[") {
+            let one = name_args_object(&mut c, "arguments")?;
+            c.end()?;
+            return Ok(vec![one]);
+        }
+        let mut out = vec![name_args_object(&mut c, "arguments")?];
+        while c.eat(", ") {
+            out.push(name_args_object(&mut c, "arguments")?);
+        }
+        c.expect("]")?;
+        c.end()?;
+        Ok(out)
+    }
+}
+
+/// ToolkenGPT style: free text where each `<T>` starts a call
+/// `name(v1, v2, ...)=` with positional JSON values.
+pub mod toolken {
+    use super::*;
+
+    /// The trigger.
+    pub const TRIGGER: &str = "<T>";
+
+    /// One call right after a trigger: the name up to `(`, JSON values
+    /// separated by `,` and an optional single space, then `)=`.
+    fn call(c: &mut Cursor<'_>) -> Result<(String, Value), String> {
+        let name = c.until("(")?;
+        if name.is_empty()
+            || name
+                .chars()
+                .any(|ch| ch.is_whitespace() || "()=,<>\"".contains(ch))
+        {
+            return Err(format!("bad tool name {name:?}"));
+        }
+        let mut values = Vec::new();
+        if !c.eat(")=") {
+            loop {
+                values.push(c.json()?);
+                if c.eat(")=") {
+                    break;
+                }
+                c.expect(",")?;
+                c.eat(" ");
+            }
+        }
+        Ok((name.to_string(), Value::Array(values)))
+    }
+
+    /// Entry `start`: scans for every `<T>`; each must begin a well-formed
+    /// call. The text around the calls is free (possibly empty).
+    pub fn parse_start(text: &str) -> Result<Calls, String> {
+        let mut c = Cursor::new(text);
+        let mut out = Vec::new();
+        while let Some(i) = c.rest.find(TRIGGER) {
+            c.rest = &c.rest[i + TRIGGER.len()..];
+            out.push(call(&mut c).map_err(|e| format!("call #{}: {e}", out.len() + 1))?);
+        }
+        Ok(out)
+    }
+
+    /// Entry `call`: exactly `<T>name(values)=`.
+    pub fn parse_call(text: &str) -> Result<Calls, String> {
+        let mut c = Cursor::new(text);
+        c.expect(TRIGGER)?;
+        let one = call(&mut c)?;
+        c.end()?;
+        Ok(vec![one])
+    }
+}
+
+/// The parser of `format`'s entry `entry`, or `None` for a pair with none.
+pub fn parser_for(format: &str, entry: &str) -> Option<fn(&str) -> Result<Calls, String>> {
+    Some(match (format, entry) {
+        ("react", "start") => react::parse_start,
+        ("react", "parallel") => react::parse_parallel,
+        ("hermes", "start") => hermes::parse_start,
+        ("hermes", "calls") => hermes::parse_calls,
+        ("hermes", "call") => hermes::parse_call,
+        ("llama3", "start") => llama3::parse_start,
+        ("mistral", "start") => mistral::parse_start,
+        ("json", "start") => json::parse_start,
+        ("json", "call") => json::parse_call,
+        ("toolken", "start") => toolken::parse_start,
+        ("toolken", "call") => toolken::parse_call,
+        _ => return None,
+    })
+}
+
+/// The parameter names of a tool's `parameters` schema in positional
+/// order: the required ones first, then the optional ones, each group in
+/// the order of `properties`.
+pub fn positional_order(parameters: &Value) -> Vec<String> {
+    let empty = serde_json::Map::new();
+    let props = parameters
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let required: Vec<&str> = parameters
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let (req, opt): (Vec<&String>, Vec<&String>) =
+        props.keys().partition(|k| required.contains(&k.as_str()));
+    req.into_iter().chain(opt).cloned().collect()
+}
+
+/// Maps positional values onto the parameters (see [`positional_order`])
+/// as a JSON object; more values than parameters is an error (missing
+/// required ones are for the schema validator to find).
+pub fn positional_to_object(parameters: &Value, values: &[Value]) -> Result<Value, String> {
+    let order = positional_order(parameters);
+    if values.len() > order.len() {
+        return Err(format!(
+            "{} positional values for {} parameters",
+            values.len(),
+            order.len()
+        ));
+    }
+    Ok(Value::Object(
+        order.into_iter().zip(values.iter().cloned()).collect(),
+    ))
+}
+
+/// The ToolkenGPT data (`tools/toolkengpt/data`) as tool lists.
+pub mod toolkengpt {
+    use std::collections::BTreeMap;
+    use std::path::Path;
+
+    use serde_json::{json, Value};
+
+    use crate::{parse_json, read_text};
+
+    /// A `<name>(args)=result` call found in the FuncQA data, in its
+    /// original spelling.
+    #[derive(Debug, Clone)]
+    pub struct FoundCall {
+        /// Where it was found (`funcqa_oh.json #3`, `template_mh/llama_func.txt`).
+        pub source: String,
+        pub name: String,
+        /// The argument values, when all are JSON numbers; else why not.
+        pub args: Result<Vec<Value>, String>,
+        /// The call as written, `<name>(...)=` (up to the first `)`, and
+        /// the `=` when there is one).
+        pub span: String,
+    }
+
+    /// FuncQA converted: its tools and what the data says about them.
+    #[derive(Debug, Clone)]
+    pub struct FuncQa {
+        /// OpenAI-style tools (`{"type": "function", "function": ...}`), in
+        /// `func_dict.json` order.
+        pub tools: Vec<Value>,
+        /// Per tool: (fewest, most) arguments among its well-formed calls.
+        pub arity: BTreeMap<String, (usize, usize)>,
+        /// Every call found in the question files and templates.
+        pub calls: Vec<FoundCall>,
+        /// The one-hop questions: (question, `func`).
+        pub one_hop: Vec<(String, String)>,
+        /// The multi-hop questions: (question, `calculation` steps).
+        pub multi_hop: Vec<(String, Vec<String>)>,
+        /// The templates' answer lines (`A: ...`) that hold calls.
+        pub template_answers: Vec<(String, String)>,
+    }
+
+    /// The tool names of `func_dict.json` (`{"<add>": 0, ...}`) by index.
+    fn func_names(path: &Path) -> Vec<String> {
+        let v = parse_json(&read_text(path), &path.display().to_string());
+        let obj = v
+            .as_object()
+            .unwrap_or_else(|| panic!("{}: not a JSON object", path.display()));
+        let mut named: Vec<(u64, String)> = obj
+            .iter()
+            .map(|(k, i)| {
+                let name = k
+                    .strip_prefix('<')
+                    .and_then(|k| k.strip_suffix('>'))
+                    .unwrap_or_else(|| panic!("{}: key {k:?} is not <name>", path.display()));
+                let i = i.as_u64().unwrap_or_else(|| {
+                    panic!("{}: index of {k:?} is not a number", path.display())
+                });
+                (i, name.to_string())
+            })
+            .collect();
+        named.sort();
+        for (pos, (i, name)) in named.iter().enumerate() {
+            assert_eq!(*i as usize, pos, "{}: {name} has index {i}", path.display());
+        }
+        named.into_iter().map(|(_, n)| n).collect()
+    }
+
+    /// Every `<name>(...)` of the known tools in `text`: the arguments are
+    /// the text up to the first `)`, which must be followed by `=`, split
+    /// at commas, each (trimmed) a JSON number.
+    pub fn find_calls(text: &str, names: &[String], source: &str) -> Vec<FoundCall> {
+        let mut out = Vec::new();
+        let mut rest = text;
+        while let Some(i) = rest.find('<') {
+            rest = &rest[i + 1..];
+            let Some(name) = names.iter().find(|n| {
+                rest.strip_prefix(n.as_str())
+                    .is_some_and(|r| r.starts_with(">("))
+            }) else {
+                continue;
+            };
+            let after = &rest[name.len() + 2..];
+            let close = after.find(')');
+            let span_len = close.map_or(after.len(), |j| {
+                j + 1 + after[j + 1..].starts_with('=') as usize
+            });
+            let span = format!("<{name}>({}", &after[..span_len]);
+            let args = match close {
+                None => Err("no closing parenthesis".to_string()),
+                Some(j) if !after[j + 1..].starts_with('=') => Err(format!(
+                    "the arguments {:?} are not followed by \")=\"",
+                    &after[..=j]
+                )),
+                Some(j) => after[..j]
+                    .split(',')
+                    .map(|a| match serde_json::from_str::<Value>(a.trim()) {
+                        Ok(v @ Value::Number(_)) => Ok(v),
+                        _ => Err(format!("argument {a:?} is not a JSON number")),
+                    })
+                    .collect(),
+            };
+            out.push(FoundCall {
+                source: source.to_string(),
+                name: name.clone(),
+                args,
+                span,
+            });
+        }
+        out
+    }
+
+    /// Converts FuncQA (`dir` = `.../toolkengpt/data/funcqa`). Each tool
+    /// takes numbers `x1..xM` of which `x1..xm` are required, `m` and `M`
+    /// the fewest and most arguments of its well-formed calls in the data
+    /// (`funcqa_oh.json` `func`, `funcqa_mh.json` `calculation`, and the
+    /// `template_*/llama_func.txt` prompts). Panics if a tool has no
+    /// well-formed call.
+    pub fn funcqa(dir: &Path) -> FuncQa {
+        let names = func_names(&dir.join("func_dict.json"));
+        let mut calls = Vec::new();
+        let load = |f: &str| -> Vec<Value> {
+            let p = dir.join(f);
+            match parse_json(&read_text(&p), &p.display().to_string()) {
+                Value::Array(a) => a,
+                _ => panic!("{}: not a JSON array", p.display()),
+            }
+        };
+        let field = |q: &Value, k: &str, f: &str, i: usize| -> String {
+            q.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_else(|| panic!("{f} #{i}: no string {k:?}"))
+                .to_string()
+        };
+        let mut one_hop = Vec::new();
+        for (i, q) in load("funcqa_oh.json").iter().enumerate() {
+            let func = field(q, "func", "funcqa_oh.json", i);
+            calls.extend(find_calls(&func, &names, &format!("funcqa_oh.json #{i}")));
+            one_hop.push((field(q, "question", "funcqa_oh.json", i), func));
+        }
+        let mut multi_hop = Vec::new();
+        for (i, q) in load("funcqa_mh.json").iter().enumerate() {
+            let steps: Vec<String> = q
+                .get("calculation")
+                .and_then(Value::as_array)
+                .unwrap_or_else(|| panic!("funcqa_mh.json #{i}: no \"calculation\" array"))
+                .iter()
+                .map(|s| {
+                    s.as_str()
+                        .expect("a calculation step is a string")
+                        .to_string()
+                })
+                .collect();
+            for s in &steps {
+                calls.extend(find_calls(s, &names, &format!("funcqa_mh.json #{i}")));
+            }
+            multi_hop.push((field(q, "question", "funcqa_mh.json", i), steps));
+        }
+        let mut template_answers = Vec::new();
+        for t in ["template_oh/llama_func.txt", "template_mh/llama_func.txt"] {
+            let text = read_text(&dir.join(t));
+            calls.extend(find_calls(&text, &names, t));
+            for line in text.lines() {
+                if let Some(a) = line.strip_prefix("A: ") {
+                    if !find_calls(a, &names, t).is_empty() {
+                        template_answers.push((t.to_string(), a.to_string()));
+                    }
+                }
+            }
+        }
+        let mut arity: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+        for c in &calls {
+            if let Ok(a) = &c.args {
+                let e = arity.entry(c.name.clone()).or_insert((a.len(), a.len()));
+                e.0 = e.0.min(a.len());
+                e.1 = e.1.max(a.len());
+            }
+        }
+        let tools = names
+            .iter()
+            .map(|n| {
+                let (lo, hi) = *arity.get(n).unwrap_or_else(|| {
+                    panic!("FuncQA tool {n} has no well-formed call in the data")
+                });
+                let props: serde_json::Map<String, Value> = (1..=hi)
+                    .map(|k| (format!("x{k}"), json!({"type": "number"})))
+                    .collect();
+                let required: Vec<String> = (1..=lo).map(|k| format!("x{k}")).collect();
+                json!({"type": "function", "function": {
+                    "name": n,
+                    "description": format!("FuncQA's <{n}> operation on {lo} to {hi} numbers"),
+                    "parameters": {"type": "object", "properties": props, "required": required},
+                }})
+            })
+            .collect();
+        FuncQa {
+            tools,
+            arity,
+            calls,
+            one_hop,
+            multi_hop,
+            template_answers,
+        }
+    }
+
+    /// Rewrites FuncQA's `<name>(` tool tags as the toolken trigger form
+    /// `<T>name(`.
+    pub fn to_trigger_form(text: &str, names: &[String]) -> String {
+        let mut out = text.to_string();
+        for n in names {
+            out = out.replace(&format!("<{n}>("), &format!("<T>{n}("));
+        }
+        out
+    }
+
+    /// KAMEL converted.
+    #[derive(Debug, Clone)]
+    pub struct Kamel {
+        /// One tool per distinct relation name, in `api_desc.json` order,
+        /// each parameter a required string.
+        pub tools: Vec<Value>,
+        /// Relation id → tool name (all relations, duplicates included).
+        pub relation_tool: BTreeMap<String, String>,
+        /// Relations whose name an earlier relation already had:
+        /// (relation id, its description, the id kept).
+        pub duplicates: Vec<(String, String, String)>,
+        /// How many relations `api_desc.json` lists.
+        pub relations: usize,
+    }
+
+    /// Converts KAMEL's `api_desc.json` (`"P17": "location(name): gets
+    /// ..."`): the tool `location`, with the parameters in the parentheses
+    /// (split at `", "`) as required strings, and the text after `": "` as
+    /// its description. A name seen before is left out (recorded in
+    /// [`Kamel::duplicates`]). Panics on an entry not of that shape.
+    pub fn kamel(api_desc: &Path) -> Kamel {
+        let v = parse_json(&read_text(api_desc), &api_desc.display().to_string());
+        let obj = v
+            .as_object()
+            .unwrap_or_else(|| panic!("{}: not a JSON object", api_desc.display()));
+        let mut tools = Vec::new();
+        let mut first: BTreeMap<String, String> = BTreeMap::new();
+        let mut relation_tool = BTreeMap::new();
+        let mut duplicates = Vec::new();
+        for (id, desc) in obj {
+            let desc = desc
+                .as_str()
+                .unwrap_or_else(|| panic!("{id}: the description is not a string"));
+            fn bad(id: &str, desc: &str) -> ! {
+                panic!("KAMEL {id}: {desc:?} is not `name(params): description`")
+            }
+            let Some((sig, text)) = desc.split_once(": ") else {
+                bad(id, desc)
+            };
+            let Some((name, params)) = sig.split_once('(') else {
+                bad(id, desc)
+            };
+            let Some(params) = params.strip_suffix(')') else {
+                bad(id, desc)
+            };
+            if name.is_empty()
+                || !name
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+            {
+                bad(id, desc);
+            }
+            let params: Vec<&str> = params.split(", ").collect();
+            if params.iter().any(|p| p.is_empty() || p.contains(' ')) {
+                bad(id, desc);
+            }
+            relation_tool.insert(id.clone(), name.to_string());
+            if let Some(kept) = first.get(name) {
+                duplicates.push((id.clone(), desc.to_string(), kept.clone()));
+                continue;
+            }
+            first.insert(name.to_string(), id.clone());
+            let props: serde_json::Map<String, Value> = params
+                .iter()
+                .map(|p| (p.to_string(), json!({"type": "string"})))
+                .collect();
+            assert_eq!(props.len(), params.len(), "{id}: a parameter is repeated");
+            tools.push(json!({"type": "function", "function": {
+                "name": name,
+                "description": text,
+                "parameters": {"type": "object", "properties": props, "required": params},
+            }}));
+        }
+        Kamel {
+            tools,
+            relation_tool,
+            duplicates,
+            relations: obj.len(),
+        }
+    }
+}
