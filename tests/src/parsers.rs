@@ -394,7 +394,10 @@ pub mod toolken {
 }
 
 /// The parser of `format`'s entry `entry`, or `None` for a pair with none.
-pub fn parser_for(format: &str, entry: &str) -> Option<fn(&str) -> Result<Calls, String>> {
+/// A format parser: text to calls.
+pub type Parser = fn(&str) -> Result<Calls, String>;
+
+pub fn parser_for(format: &str, entry: &str) -> Option<Parser> {
     Some(match (format, entry) {
         ("react", "start") => react::parse_start,
         ("react", "parallel") => react::parse_parallel,
