@@ -148,7 +148,10 @@ mod tests {
     #[test]
     fn names_only_docs_leave_out_parameters() {
         let f = serde_json::json!({"name": "f", "description": "Does f. Long.", "parameters": {"type": "dict"}});
-        assert_eq!(tool_docs(&[f.clone()], Docs::Names), "- f: Does f.\n");
+        assert_eq!(
+            tool_docs(std::slice::from_ref(&f), Docs::Names),
+            "- f: Does f.\n"
+        );
         assert!(tool_docs(&[f], Docs::Full).contains("\"parameters\""));
     }
 }

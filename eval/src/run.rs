@@ -148,6 +148,7 @@ fn condition(
 /// Runs one task in one format at one documentation level. `check_ff`
 /// also decodes constrained without fast-forwarding, to measure what
 /// appending forced tokens saves.
+#[allow(clippy::too_many_arguments)]
 pub fn run_one(
     setup: &Setup,
     task: &Task,
