@@ -23,14 +23,16 @@
 //! number of walks per (format, tokenizer, entry, tool family); default
 //! [`DEFAULT_WALKS`].
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tooldec_compiler::format::Format;
 use tooldec_compiler::{compile, spec, vocab::Vocab, ErrorKind, Options};
 use tooldec_runtime::{Artifact, Grammar};
+use tooldec_tests::failures::{acceptable_refusal, report_failures, Failure};
+use tooldec_tests::loaded::{cache_cell, tokenizer, Cache, Loaded};
 use tooldec_tests::parsers::{self, toolkengpt, Calls};
 use tooldec_tests::walk::{seed, SplitMix64, Walker};
 use tooldec_tests::{
@@ -63,51 +65,6 @@ fn toolken_prefixes(family: &str) -> [&'static str; 2] {
         ],
         _ => unreachable!("no toolken family {family}"),
     }
-}
-
-/// The end-of-sequence strings to pass for a tokenizer (empty: its
-/// tokenizer_config.json says). As in `real_data.rs`.
-fn eos_for(tok: &str) -> Vec<String> {
-    match tok {
-        // SmolLM2 ships no tokenizer_config.json; its chat turns end with
-        // <|im_end|> (an added special token of its tokenizer.json).
-        "smollm2-135m" => vec!["<|im_end|>".to_string()],
-        _ => Vec::new(),
-    }
-}
-
-/// A process-wide cache: one lazily computed value per key.
-type Cache<V> = OnceLock<Mutex<HashMap<String, Arc<OnceLock<V>>>>>;
-
-/// A tokenizer as the compiler sees it, and as Hugging Face runs it.
-type Loaded = (Vocab, tokenizers::Tokenizer);
-
-fn cache_cell<V>(cache: &'static Cache<V>, key: String) -> Arc<OnceLock<V>> {
-    let mut map = cache
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    map.entry(key).or_default().clone()
-}
-
-/// The compiler's vocab and the real tokenizer, loaded once per binary.
-fn tokenizer(tok: &str) -> Arc<Loaded> {
-    static CACHE: Cache<Arc<Loaded>> = OnceLock::new();
-    cache_cell(&CACHE, tok.to_string())
-        .get_or_init(|| {
-            let path = data_file(&format!("tokenizers/{tok}/tokenizer.json"));
-            let eos = eos_for(tok);
-            if eos.is_empty() {
-                data_file(&format!("tokenizers/{tok}/tokenizer_config.json"));
-            }
-            let vocab = Vocab::from_tokenizer_json(&path, &eos)
-                .unwrap_or_else(|e| panic!("{tok}: cannot load the vocab: {e}"));
-            let hf = tokenizers::Tokenizer::from_file(&path).unwrap_or_else(|e| {
-                panic!("{tok}: tokenizers cannot load {}: {e}", path.display())
-            });
-            Arc::new((vocab, hf))
-        })
-        .clone()
 }
 
 /// A compiled artifact, or the compiler's refusal.
@@ -235,27 +192,6 @@ fn families(format: &str) -> Vec<(&'static str, Vec<&'static ToolSet>)> {
     } else {
         vec![("bfcl", bfcl_sampled().iter().map(|(s, _)| s).collect())]
     }
-}
-
-/// A refusal the compiler may legitimately give for real-world schemas.
-fn acceptable_refusal(kind: ErrorKind) -> bool {
-    matches!(kind, ErrorKind::Unsupported | ErrorKind::Schema)
-}
-
-struct Failure {
-    what: String,
-    detail: String,
-}
-
-fn report_failures(label: &str, failures: &[Failure]) {
-    if failures.is_empty() {
-        return;
-    }
-    let mut msg = format!("{label}: {} failure(s); first ones:\n", failures.len());
-    for f in failures.iter().take(8) {
-        msg.push_str(&format!("--- {}\n{}\n", f.what, f.detail));
-    }
-    panic!("{msg}");
 }
 
 /// Skips (with a message) when TOOLDEC_DATA is unset; otherwise loads the

@@ -12,13 +12,14 @@
 //! print a skip line and pass. `TOOLDEC_WALKS` overrides the number of random
 //! walks per tokenizer (default 1000).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use serde_json::Value;
 use tooldec_compiler::{compile, spec, vocab::Vocab, ErrorKind, Options};
 use tooldec_runtime::Artifact;
+use tooldec_tests::failures::{acceptable_refusal, report_failures, Failure};
+use tooldec_tests::loaded::{cache_cell, eos_for, tokenizer, Cache, Loaded};
 use tooldec_tests::walk::{seed, SplitMix64, Walker};
 use tooldec_tests::{bfcl, data_dir, data_file, react, render, schema, toolbench, walks_from_env};
 
@@ -29,42 +30,6 @@ const BFCL_STEP: usize = 4;
 /// How many ToolBench query api_lists the soundness test adds.
 const TOOLBENCH_QUERIES: usize = 6;
 const DEFAULT_WALKS: usize = 1000;
-
-/// The end-of-sequence strings to pass for a tokenizer (empty: its
-/// tokenizer_config.json says).
-fn eos_for(tok: &str) -> Vec<String> {
-    match tok {
-        // SmolLM2 ships no tokenizer_config.json; its chat turns end with
-        // <|im_end|> (an added special token of its tokenizer.json).
-        "smollm2-135m" => vec!["<|im_end|>".to_string()],
-        _ => Vec::new(),
-    }
-}
-
-/// A process-wide cache: one lazily computed value per key.
-type Cache<V> = OnceLock<Mutex<HashMap<String, Arc<OnceLock<V>>>>>;
-
-/// A tokenizer as the compiler sees it, and as Hugging Face runs it.
-type Loaded = (Vocab, tokenizers::Tokenizer);
-
-/// A per-key cell of a process-wide cache: tests running in parallel share
-/// one computation per key (a panic leaves the cell empty for the next).
-fn cache_cell<V>(cache: &'static Cache<V>, key: String) -> Arc<OnceLock<V>> {
-    let mut map = cache
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    map.entry(key).or_default().clone()
-}
-
-/// The compiler's vocab and the real tokenizer, loaded once for this test
-/// binary (the soundness and completeness tests of a tokenizer share them).
-fn tokenizer(tok: &str) -> Arc<Loaded> {
-    static CACHE: Cache<Arc<Loaded>> = OnceLock::new();
-    cache_cell(&CACHE, tok.to_string())
-        .get_or_init(|| Arc::new(load_tokenizer(tok)))
-        .clone()
-}
 
 /// A compiled artifact, or the compiler's refusal.
 type Outcome = Result<Arc<Vec<u8>>, (ErrorKind, String)>;
@@ -89,20 +54,6 @@ fn compile_cached(tok: &str, vocab: &Vocab, id: &str, text: &str) -> (Outcome, b
     (out, hit)
 }
 
-/// Loads the compiler's vocab and the real tokenizer.
-fn load_tokenizer(tok: &str) -> Loaded {
-    let path = data_file(&format!("tokenizers/{tok}/tokenizer.json"));
-    let eos = eos_for(tok);
-    if eos.is_empty() {
-        data_file(&format!("tokenizers/{tok}/tokenizer_config.json"));
-    }
-    let vocab = Vocab::from_tokenizer_json(&path, &eos)
-        .unwrap_or_else(|e| panic!("{tok}: cannot load the vocab: {e}"));
-    let hf = tokenizers::Tokenizer::from_file(&path)
-        .unwrap_or_else(|e| panic!("{tok}: tokenizers cannot load {}: {e}", path.display()));
-    (vocab, hf)
-}
-
 fn options() -> Options {
     Options {
         zstd_level: None,
@@ -115,27 +66,6 @@ struct Input {
     id: String,
     tools: Vec<Value>,
     text: String,
-}
-
-/// A refusal the compiler may legitimately give for real-world schemas.
-fn acceptable_refusal(kind: ErrorKind) -> bool {
-    matches!(kind, ErrorKind::Unsupported | ErrorKind::Schema)
-}
-
-struct Failure {
-    what: String,
-    detail: String,
-}
-
-fn report_failures(label: &str, failures: &[Failure]) {
-    if failures.is_empty() {
-        return;
-    }
-    let mut msg = format!("{label}: {} failure(s); first ones:\n", failures.len());
-    for f in failures.iter().take(5) {
-        msg.push_str(&format!("--- {}\n{}\n", f.what, f.detail));
-    }
-    panic!("{msg}");
 }
 
 /// Skips (with a message) when TOOLDEC_DATA is unset; otherwise loads the

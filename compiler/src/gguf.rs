@@ -212,6 +212,15 @@ impl<R: Read> Reader<R> {
     }
 }
 
+/// The elements of an array value through `f`; `None` if `v` is not an
+/// array or an element does not convert.
+fn array_of<T>(v: Meta, f: impl Fn(Meta) -> Option<T>) -> Option<Vec<T>> {
+    match v {
+        Meta::Array(items) => items.into_iter().map(f).collect(),
+        _ => None,
+    }
+}
+
 fn read_meta(path: &Path) -> Result<TokenizerMeta, Error> {
     let shown = path.display().to_string();
     let file = File::open(path)
@@ -273,32 +282,20 @@ fn read_meta(path: &Path) -> Result<TokenizerMeta, Error> {
                     m.name = Some(s);
                 }
             }
-            "tokenizer.ggml.tokens" => match v {
-                Meta::Array(items) => {
-                    let mut tokens = Vec::with_capacity(items.len());
-                    for item in items {
-                        match item {
-                            Meta::Str(s) => tokens.push(s),
-                            _ => return Err(wrong("an array of strings")),
-                        }
-                    }
-                    m.tokens = Some(tokens);
-                }
-                _ => return Err(wrong("an array of strings")),
-            },
-            "tokenizer.ggml.token_type" => match v {
-                Meta::Array(items) => {
-                    let mut types = Vec::with_capacity(items.len());
-                    for item in items {
-                        match item {
-                            Meta::Int(t) => types.push(t),
-                            _ => return Err(wrong("an array of integers")),
-                        }
-                    }
-                    m.types = Some(types);
-                }
-                _ => return Err(wrong("an array of integers")),
-            },
+            "tokenizer.ggml.tokens" => {
+                let strings = array_of(v, |x| match x {
+                    Meta::Str(s) => Some(s),
+                    _ => None,
+                });
+                m.tokens = Some(strings.ok_or_else(|| wrong("an array of strings"))?);
+            }
+            "tokenizer.ggml.token_type" => {
+                let ints = array_of(v, |x| match x {
+                    Meta::Int(t) => Some(t),
+                    _ => None,
+                });
+                m.types = Some(ints.ok_or_else(|| wrong("an array of integers"))?);
+            }
             "tokenizer.ggml.eos_token_id"
             | "tokenizer.ggml.eot_token_id"
             | "tokenizer.ggml.eom_token_id" => match v {

@@ -138,14 +138,14 @@ pub fn lower(set: &ToolSet, opts: &Options, vocab: &Vocab) -> Result<format::Low
         args,
         positional: &mut positional,
     };
-    format::lower(&opts.format, &mut parts, vocab, vocab.leading_space)
+    format::lower(&opts.format, &mut parts, vocab)
 }
 
 /// The whole grammar of a tool set as one regular expression (the syntax of
 /// `regex-syntax`, Unicode mode), for running other engines on exactly the
-/// language this compiler builds. Formats with special tokens or several
-/// entry rules have no such spelling (their reserved bytes are not text);
-/// the regex is of the first entry.
+/// language this compiler builds: that of the format's first entry.
+/// Formats that use special tokens have no such spelling (their reserved
+/// bytes are not text).
 pub fn regex(set: &ToolSet, opts: &Options, vocab: &Vocab) -> Result<String, Error> {
     let mut opts = opts.clone();
     if let Some(first) = opts.format.entries().first() {

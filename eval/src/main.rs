@@ -217,14 +217,7 @@ fn demo(
     let grammar = artifact.grammar();
     let budget = tooldec_eval::generate::Budget::new(&grammar)?;
     let prompt = tooldec_eval::prompt::chatml(question, &functions, format, docs);
-    let ids = setup
-        .tokenizer
-        .encode(prompt.as_str(), false)
-        .map_err(|e| e.to_string())?
-        .get_ids()
-        .to_vec();
-    let mut cache = setup.model.cache();
-    let logits = setup.model.forward(&ids, &mut cache)?;
+    let (cache, logits) = setup.prefill(&prompt)?;
     let g = tooldec_eval::generate::constrained(
         &setup.model,
         cache.clone(),

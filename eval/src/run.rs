@@ -45,6 +45,15 @@ impl Setup {
         }
     }
 
+    /// A whole prompt's tokens run through the model from an empty cache:
+    /// the cache and the logits of the next token.
+    pub fn prefill(&self, prompt: &str) -> Result<(crate::model::Cache, Vec<f32>), String> {
+        let ids = self.encode(prompt)?;
+        let mut cache = self.model.cache();
+        let logits = self.model.forward(&ids, &mut cache)?;
+        Ok((cache, logits))
+    }
+
     fn encode(&self, text: &str) -> Result<Vec<u32>, String> {
         Ok(self
             .tokenizer
@@ -255,14 +264,7 @@ pub fn read_results(path: &Path) -> Result<Vec<Value>, String> {
     if !path.exists() {
         return Ok(Vec::new());
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))
-        })
-        .collect()
+    crate::tasks::read_jsonl(path)
 }
 
 /// What to run.

@@ -24,7 +24,8 @@ pub struct Task {
     pub ground_truth: Vec<Value>,
 }
 
-fn read_jsonl(path: &Path) -> Result<Vec<Value>, String> {
+/// The JSON values of a JSON-lines file, one per non-empty line.
+pub fn read_jsonl(path: &Path) -> Result<Vec<Value>, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
     text.lines()

@@ -114,14 +114,7 @@ fn tight_budget_still_completes() {
         CallFormat::Hermes,
         Docs::Names,
     );
-    let ids = setup
-        .tokenizer
-        .encode(prompt.as_str(), false)
-        .unwrap()
-        .get_ids()
-        .to_vec();
-    let mut cache = setup.model.cache();
-    let logits = setup.model.forward(&ids, &mut cache).unwrap();
+    let (cache, logits) = setup.prefill(&prompt).unwrap();
     for max_new in [min, min + 5, min + 20] {
         let g = tooldec_eval::generate::constrained(
             &setup.model,

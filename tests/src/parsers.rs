@@ -289,6 +289,16 @@ pub mod llama3 {
     }
 }
 
+/// After `[`: one or more call objects separated by `", "`, then `]`.
+fn call_array_rest(c: &mut Cursor<'_>) -> Result<Calls, String> {
+    let mut out = vec![name_args_object(c, "arguments")?];
+    while c.eat(", ") {
+        out.push(name_args_object(c, "arguments")?);
+    }
+    c.expect("]")?;
+    Ok(out)
+}
+
 /// Mistral v3: `[TOOL_CALLS][` call (`, ` call)* `]`.
 pub mod mistral {
     use super::*;
@@ -297,11 +307,7 @@ pub mod mistral {
     pub fn parse_start(text: &str) -> Result<Calls, String> {
         let mut c = Cursor::new(text);
         c.expect("[TOOL_CALLS][")?;
-        let mut out = vec![name_args_object(&mut c, "arguments")?];
-        while c.eat(", ") {
-            out.push(name_args_object(&mut c, "arguments")?);
-        }
-        c.expect("]")?;
+        let out = call_array_rest(&mut c)?;
         c.end()?;
         Ok(out)
     }
@@ -328,11 +334,7 @@ pub mod json {
             c.end()?;
             return Ok(vec![one]);
         }
-        let mut out = vec![name_args_object(&mut c, "arguments")?];
-        while c.eat(", ") {
-            out.push(name_args_object(&mut c, "arguments")?);
-        }
-        c.expect("]")?;
+        let out = call_array_rest(&mut c)?;
         c.end()?;
         Ok(out)
     }

@@ -8,7 +8,7 @@
 
 pub mod syntax;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::rc::Rc;
 
@@ -168,19 +168,15 @@ struct Lower<'a, 'b> {
     tools: &'a mut ToolParts<'b>,
     specials: HashMap<&'a str, u32>,
     eos: &'a [u32],
-    used: BTreeMap<u32, ()>,
+    used: BTreeSet<u32>,
     rules: HashMap<String, Expr>,
     positional: HashMap<usize, Expr>,
 }
 
-/// Lowers `format` for these tools and this vocabulary; with
-/// `leading_space`, each entry may begin with one space.
-pub fn lower(
-    format: &Format,
-    tools: &mut ToolParts<'_>,
-    vocab: &Vocab,
-    leading_space: bool,
-) -> Result<Lowered, Error> {
+/// Lowers `format` for these tools and this vocabulary; where the
+/// vocabulary's decoder drops a leading space (`Vocab::leading_space`),
+/// each entry may begin with one.
+pub fn lower(format: &Format, tools: &mut ToolParts<'_>, vocab: &Vocab) -> Result<Lowered, Error> {
     let g = &format.grammar;
     let specials = vocab
         .tokens
@@ -196,7 +192,7 @@ pub fn lower(
         tools,
         specials,
         eos: &vocab.eos,
-        used: BTreeMap::new(),
+        used: BTreeSet::new(),
         rules: HashMap::new(),
         positional: HashMap::new(),
     };
@@ -210,7 +206,7 @@ pub fn lower(
     let mut bodies = Vec::new();
     for r in &entries {
         let e = l.rule(&r.name)?;
-        bodies.push(if leading_space {
+        bodies.push(if vocab.leading_space {
             Expr::seq([Expr::opt(Expr::lit(" ")), e])
         } else {
             e
@@ -229,7 +225,7 @@ pub fn lower(
     Ok(Lowered {
         expr,
         entries: entries.iter().map(|r| r.name.clone()).collect(),
-        specials: l.used.keys().copied().collect(),
+        specials: l.used.into_iter().collect(),
     })
 }
 
@@ -262,7 +258,7 @@ impl Lower<'_, '_> {
                 format!("the special token {name:?} is an end-of-sequence token here, so it cannot be part of a call"),
             ));
         }
-        self.used.insert(id, ());
+        self.used.insert(id);
         Ok(Some(Expr::Bytes(special_marker(id).to_vec())))
     }
 
@@ -385,8 +381,12 @@ impl Lower<'_, '_> {
             prefix.push(self.node(x, None)?);
         }
         let rest: Vec<&Node> = items[k + 1..].to_vec();
-        let rest_names = rest.iter().any(|x| names_used(x));
-        let rest_positional = rest.iter().any(|x| positional_used(x));
+        let rest_names = rest
+            .iter()
+            .any(|x| syntax::uses(x, |p| matches!(p, Part::Name | Part::NameJson)));
+        let rest_positional = rest
+            .iter()
+            .any(|x| syntax::uses(x, |p| p == Part::ArgsPositional));
         // Tools whose rest would be identical share one copy of it.
         let mut shared: HashMap<(usize, usize), Expr> = HashMap::new();
         let mut entries = Vec::with_capacity(n);
@@ -424,24 +424,6 @@ impl Lower<'_, '_> {
         }
         prefix.push(Expr::Trie(entries));
         Ok(Expr::seq(prefix))
-    }
-}
-
-fn names_used(n: &Node) -> bool {
-    match n {
-        Node::Part(p, _) => matches!(p, Part::Name | Part::NameJson),
-        Node::Repeat(b, ..) => names_used(b),
-        Node::Seq(v) | Node::Alt(v) => v.iter().any(names_used),
-        _ => false,
-    }
-}
-
-fn positional_used(n: &Node) -> bool {
-    match n {
-        Node::Part(p, _) => *p == Part::ArgsPositional,
-        Node::Repeat(b, ..) => positional_used(b),
-        Node::Seq(v) | Node::Alt(v) => v.iter().any(positional_used),
-        _ => false,
     }
 }
 

@@ -171,7 +171,7 @@ impl Grammar {
                 ));
             }
         }
-        let Some(first) = self.entries().next() else {
+        if self.entries().next().is_none() {
             let pos = self
                 .rules
                 .first()
@@ -180,8 +180,7 @@ impl Grammar {
                 pos,
                 "no entry rule: mark where output starts with `entry NAME = ...;`",
             ));
-        };
-        let _ = first;
+        }
         for r in &self.rules {
             self.check_node(&r.body, false)?;
         }
@@ -256,27 +255,7 @@ impl Grammar {
             Node::Special(s, pos) | Node::Token(s, pos) if s.is_empty() => {
                 return Err(self.err(*pos, "an empty token name"))
             }
-            Node::Repeat(inner, min, max) => {
-                if let Some(max) = max {
-                    if max < min {
-                        return Err(Error::new(
-                            ErrorKind::Format,
-                            format!(
-                                "{}: repetition {{{min},{max}}}: the maximum is below the minimum",
-                                self.file
-                            ),
-                        ));
-                    }
-                }
-                if *min > MAX_REPEAT || max.is_some_and(|m| m > MAX_REPEAT) {
-                    return Err(Error::new(
-                        ErrorKind::Format,
-                        format!(
-                            "{}: repetition counts above {MAX_REPEAT} are refused",
-                            self.file
-                        ),
-                    ));
-                }
+            Node::Repeat(inner, ..) => {
                 self.check_node(inner, in_tool)?;
             }
             Node::Seq(v) | Node::Alt(v) => {
@@ -350,14 +329,19 @@ fn refs<'a>(n: &'a Node, f: &mut impl FnMut(&'a str, Pos)) {
     }
 }
 
-/// Whether `n` uses `name`, `args`, ... directly.
-pub fn has_parts(n: &Node) -> bool {
+/// Whether `n` uses a tool part (`name`, `args`, ...) that `want` picks.
+pub fn uses(n: &Node, want: fn(Part) -> bool) -> bool {
     match n {
-        Node::Part(..) => true,
-        Node::Tool(b, _) | Node::Repeat(b, ..) => has_parts(b),
-        Node::Seq(v) | Node::Alt(v) => v.iter().any(has_parts),
+        Node::Part(p, _) => want(*p),
+        Node::Tool(b, _) | Node::Repeat(b, ..) => uses(b, want),
+        Node::Seq(v) | Node::Alt(v) => v.iter().any(|x| uses(x, want)),
         _ => false,
     }
+}
+
+/// Whether `n` uses any tool part.
+pub fn has_parts(n: &Node) -> bool {
+    uses(n, |_| true)
 }
 
 /// Binding strength, for printing groups only where needed.
@@ -486,26 +470,29 @@ fn rule(file: &str, p: Pair<'_, Rule_>) -> Result<AstRule, Error> {
 }
 
 fn alt(file: &str, p: Pair<'_, Rule_>) -> Result<Node, Error> {
-    let mut v = Vec::new();
-    for q in p.into_inner() {
-        v.push(seq(file, q)?);
-    }
-    Ok(if v.len() == 1 {
-        v.pop().expect("one")
-    } else {
-        Node::Alt(v)
-    })
+    list(file, p, seq, Node::Alt)
 }
 
 fn seq(file: &str, p: Pair<'_, Rule_>) -> Result<Node, Error> {
+    list(file, p, postfix, Node::Seq)
+}
+
+/// The children of `p` through `item`; one child stands alone, several are
+/// wrapped.
+fn list(
+    file: &str,
+    p: Pair<'_, Rule_>,
+    item: fn(&str, Pair<'_, Rule_>) -> Result<Node, Error>,
+    wrap: fn(Vec<Node>) -> Node,
+) -> Result<Node, Error> {
     let mut v = Vec::new();
     for q in p.into_inner() {
-        v.push(postfix(file, q)?);
+        v.push(item(file, q)?);
     }
     Ok(if v.len() == 1 {
         v.pop().expect("one")
     } else {
-        Node::Seq(v)
+        wrap(v)
     })
 }
 
