@@ -27,6 +27,25 @@ pub struct JsonOptions {
     pub max_ws: u32,
     /// Deepest nesting of objects and arrays in a schema.
     pub max_depth: usize,
+    /// Objects whose schema does not say `additionalProperties` accept
+    /// extra properties (JSON Schema's meaning) when true; when false
+    /// (the default for tool arguments) they accept only the declared ones,
+    /// so a model cannot invent arguments. Either way the machine accepts
+    /// nothing the schema forbids.
+    pub open_objects: bool,
+    /// Objects with at most this many declared properties accept them in
+    /// any order (0: declared order only). Costs 2^n states per object.
+    pub any_order: usize,
+    /// How many times a recursive `$ref` may be entered along one path
+    /// before the deeper recursion is cut off.
+    pub max_recursion: usize,
+    /// Deepest nesting of a value that a schema leaves free (`true`, `{}`,
+    /// `additionalProperties: true`, an array without `items`).
+    pub any_depth: usize,
+    /// Over-approximate what cannot be expressed exactly (`uniqueItems`,
+    /// `not`, overlapping `oneOf` ...) instead of refusing it; each
+    /// approximation is listed in [`Lowering::relaxed`].
+    pub relax: bool,
 }
 
 impl Default for JsonOptions {
@@ -34,6 +53,11 @@ impl Default for JsonOptions {
         JsonOptions {
             max_ws: 4,
             max_depth: 32,
+            open_objects: false,
+            any_order: 0,
+            max_recursion: 3,
+            any_depth: 3,
+            relax: false,
         }
     }
 }
@@ -79,6 +103,17 @@ impl<'a> Lowering<'a> {
             }
         }
         self.value(schema, &pointer, 0)
+    }
+
+    /// Tool `i`'s schema as a JSON value of any type (a schema document
+    /// compiled on its own, not as tool arguments).
+    pub fn schema_value(&mut self, i: usize) -> Result<Expr, Error> {
+        self.tool = i;
+        let tool = &self.set.tools[i];
+        let schema = tool.parameters.clone();
+        let pointer = tool.pointer.clone();
+        let v = self.value(&schema, &pointer, 0)?;
+        Ok(Expr::seq([self.ws(), v, self.ws()]))
     }
 
     /// Tool `i`'s arguments as positional values, `v1, v2, ...`: the

@@ -188,7 +188,56 @@ pub fn build_dfa(
     vocab: &Vocab,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(Machine, DfaStats, Phases), Error> {
-    let mut phases = Vec::new();
+    let phases = Vec::new();
+    progress(Progress::Start("lower"));
+    let t = Instant::now();
+    let lowered = lower(set, opts, vocab)?;
+    let done = move |phases: &mut Phases, progress: &mut dyn FnMut(Progress)| {
+        let d = t.elapsed();
+        phases.push(("lower", d));
+        progress(Progress::Done("lower", d));
+    };
+    build_lowered(lowered, opts, done, phases, progress)
+}
+
+/// The grammar of one JSON Schema on its own: the whole output is one JSON
+/// value that the schema accepts (tool 0 of `set`; see
+/// [`spec::schema_document`]). No call format surrounds it.
+pub fn lower_schema(set: &ToolSet, opts: &Options) -> Result<format::Lowered, Error> {
+    let mut lowering = Lowering::new(set, opts.json);
+    let expr = lowering.schema_value(0)?;
+    Ok(format::Lowered {
+        expr,
+        entries: vec!["value".to_string()],
+        specials: Vec::new(),
+    })
+}
+
+/// [`build_dfa`] for the grammar of [`lower_schema`].
+pub fn build_schema_dfa(
+    set: &ToolSet,
+    opts: &Options,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(Machine, DfaStats, Phases), Error> {
+    let phases = Vec::new();
+    progress(Progress::Start("lower"));
+    let t = Instant::now();
+    let lowered = lower_schema(set, opts)?;
+    let done = move |phases: &mut Phases, progress: &mut dyn FnMut(Progress)| {
+        let d = t.elapsed();
+        phases.push(("lower", d));
+        progress(Progress::Done("lower", d));
+    };
+    build_lowered(lowered, opts, done, phases, progress)
+}
+
+fn build_lowered(
+    lowered: format::Lowered,
+    opts: &Options,
+    done: impl FnOnce(&mut Phases, &mut dyn FnMut(Progress)),
+    mut phases: Phases,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(Machine, DfaStats, Phases), Error> {
     let timed = |name: &'static str, progress: &mut dyn FnMut(Progress)| {
         progress(Progress::Start(name));
         let t = Instant::now();
@@ -198,8 +247,6 @@ pub fn build_dfa(
             progress(Progress::Done(name, d));
         }
     };
-    let done = timed("lower", progress);
-    let lowered = lower(set, opts, vocab)?;
     let nfa = nfa::build(&lowered.expr, opts.max_nfa_states)?;
     drop(lowered.expr);
     done(&mut phases, progress);
@@ -298,7 +345,31 @@ pub fn compile(
             format!("--vocab-size {vocab_size} is smaller than the tokenizer's {n_tokens} tokens"),
         ));
     }
-    let (machine, stats, mut phases) = build_dfa(set, opts, vocab, progress)?;
+    let built = build_dfa(set, opts, vocab, progress)?;
+    compile_machine(set, vocab, opts, built, progress)
+}
+
+/// Compiles one JSON Schema (tool 0 of `set`, see [`spec::schema_document`])
+/// into an artifact whose whole output is one JSON value the schema accepts.
+pub fn compile_schema(
+    set: &ToolSet,
+    vocab: &Vocab,
+    opts: &Options,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Compiled, Error> {
+    let built = build_schema_dfa(set, opts, progress)?;
+    compile_machine(set, vocab, opts, built, progress)
+}
+
+fn compile_machine(
+    set: &ToolSet,
+    vocab: &Vocab,
+    opts: &Options,
+    (machine, stats, mut phases): (Machine, DfaStats, Phases),
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Compiled, Error> {
+    let n_tokens = vocab.len() as u32;
+    let vocab_size = opts.vocab_size.unwrap_or(n_tokens);
     let dfa = &machine.dfa;
     let text = vocab::TokenText::new(vocab, &machine.specials);
     let served = machine.served_states();

@@ -42,6 +42,28 @@ impl ToolSet {
     }
 }
 
+/// A JSON Schema document on its own, as a one-tool set whose "parameters"
+/// are the whole document (pointer ""), for [`crate::compile_schema`]. The
+/// tool is named after the file.
+pub fn schema_document(file: &str, text: &str) -> Result<ToolSet, Error> {
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        Error::new(
+            ErrorKind::Json,
+            format!("{file}:{}:{}: invalid JSON: {e}", e.line(), e.column()),
+        )
+    })?;
+    Ok(ToolSet {
+        file: file.to_string(),
+        text: text.to_string(),
+        tools: vec![Tool {
+            name: file.to_string(),
+            description: None,
+            parameters: value,
+            pointer: String::new(),
+        }],
+    })
+}
+
 /// Parses `text` (the contents of `file`) as a tool list.
 pub fn parse(file: &str, text: &str) -> Result<ToolSet, Error> {
     let value: Value = serde_json::from_str(text).map_err(|e| {

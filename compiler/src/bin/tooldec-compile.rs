@@ -58,6 +58,27 @@ struct Args {
     /// Deepest schema nesting.
     #[arg(long, default_value_t = JsonOptions::default().max_depth)]
     max_depth: usize,
+    /// Objects that do not say `additionalProperties` accept extra
+    /// properties, as JSON Schema reads them; by default they accept only
+    /// their declared properties (a model cannot invent arguments).
+    #[arg(long)]
+    open_objects: bool,
+    /// Objects with at most N declared properties accept them in any order
+    /// (0: declared order only; each object costs up to 2^N states).
+    #[arg(long, value_name = "N", default_value_t = JsonOptions::default().any_order)]
+    any_order: usize,
+    /// How many times a recursive $ref is unrolled along one path.
+    #[arg(long, value_name = "N", default_value_t = JsonOptions::default().max_recursion)]
+    max_recursion: usize,
+    /// Deepest nesting of a value a schema leaves free (`true`, `{}`, an
+    /// array without `items`, `additionalProperties: true`).
+    #[arg(long, value_name = "N", default_value_t = JsonOptions::default().any_depth)]
+    any_depth: usize,
+    /// Over-approximate what cannot be expressed exactly (uniqueItems, not,
+    /// overlapping oneOf ...) instead of refusing it; the summary lists
+    /// each approximation.
+    #[arg(long)]
+    relax: bool,
     /// Most DFA states before minimization.
     #[arg(long, default_value_t = Options::default().max_states)]
     max_states: usize,
@@ -99,6 +120,11 @@ fn run(args: &Args) -> Result<(), Error> {
         json: JsonOptions {
             max_ws: args.max_ws,
             max_depth: args.max_depth,
+            open_objects: args.open_objects,
+            any_order: args.any_order,
+            max_recursion: args.max_recursion,
+            any_depth: args.any_depth,
+            relax: args.relax,
         },
         max_states: args.max_states,
         max_nfa_states: args.max_nfa_states,
