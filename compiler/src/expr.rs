@@ -35,6 +35,129 @@ pub enum Expr {
     Trie(Vec<(Vec<u8>, Expr)>),
     /// A sub-expression shared between several parents.
     Shared(Rc<Expr>),
+    /// An explicit automaton: what a product construction (see
+    /// [`intersect`]) or a counter (a remainder modulo k) produces, and
+    /// what has no compact regular-expression spelling.
+    Automaton(Rc<Automaton>),
+}
+
+/// A byte automaton given by its moves: state `s` moves on a byte in
+/// `lo..=hi` to each `t` of `edges[s]`. The language is that of the paths
+/// from `start` to an accepting state. Sharing follows [`Expr::Shared`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Automaton {
+    pub start: u32,
+    pub accepting: Vec<bool>,
+    pub edges: Vec<Vec<(u8, u8, u32)>>,
+}
+
+impl Automaton {
+    /// The live part of a DFA (states that can reach acceptance), with
+    /// each state's byte classes merged into ranges.
+    pub fn from_dfa(dfa: &crate::dfa::Dfa) -> Automaton {
+        let n = dfa.n_states();
+        // Live states: those that reach acceptance, found backwards.
+        let mut rev: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for s in 0..n as u32 {
+            for b in 0..=255u8 {
+                rev[dfa.next(s, b) as usize].push(s);
+            }
+        }
+        let mut live = dfa.accept.clone();
+        let mut stack: Vec<u32> = (0..n as u32).filter(|&s| live[s as usize]).collect();
+        while let Some(t) = stack.pop() {
+            for &s in &rev[t as usize] {
+                if !live[s as usize] {
+                    live[s as usize] = true;
+                    stack.push(s);
+                }
+            }
+        }
+        let mut edges = vec![Vec::new(); n];
+        for s in 0..n as u32 {
+            let mut b = 0u16;
+            while b < 256 {
+                let t = dfa.next(s, b as u8);
+                let lo = b;
+                while b + 1 < 256 && dfa.next(s, (b + 1) as u8) == t {
+                    b += 1;
+                }
+                if live[t as usize] {
+                    edges[s as usize].push((lo as u8, b as u8, t));
+                }
+                b += 1;
+            }
+        }
+        Automaton {
+            start: dfa.start,
+            accepting: dfa.accept.clone(),
+            edges,
+        }
+    }
+}
+
+/// The strings in every one of `parts`: each is determinized on its own
+/// (within `max_states`) and the product of the DFAs is kept as an
+/// [`Expr::Automaton`]. Exact, and used where two constraints on one
+/// value must both hold (a pattern and a length, a range and a multiple).
+pub fn intersect(parts: &[Expr], max_states: usize) -> Result<Expr, crate::error::Limit> {
+    use crate::dfa::{Dfa, DEAD};
+    match parts.len() {
+        0 => return Ok(Expr::Empty),
+        1 => return Ok(parts[0].clone()),
+        _ => {}
+    }
+    let mut dfas = Vec::with_capacity(parts.len());
+    for p in parts {
+        let nfa = crate::nfa::build(p, max_states.saturating_mul(4))?;
+        dfas.push(Dfa::determinize(&nfa, max_states)?);
+    }
+    // Breadth-first over tuples of states; DEAD in any component is dead.
+    let start: Vec<u32> = dfas.iter().map(|d| d.start).collect();
+    let mut ids: std::collections::HashMap<Vec<u32>, u32> = std::collections::HashMap::new();
+    let mut tuples = vec![start.clone()];
+    ids.insert(start, 0);
+    let mut edges: Vec<Vec<(u8, u8, u32)>> = Vec::new();
+    let mut accepting = Vec::new();
+    let mut i = 0;
+    while i < tuples.len() {
+        let tuple = tuples[i].clone();
+        accepting.push(dfas.iter().zip(&tuple).all(|(d, &s)| d.accept[s as usize]));
+        let mut out: Vec<(u8, u8, u32)> = Vec::new();
+        for b in 0..=255u8 {
+            let next: Vec<u32> = dfas
+                .iter()
+                .zip(&tuple)
+                .map(|(d, &s)| d.next(s, b))
+                .collect();
+            if next.contains(&DEAD) {
+                continue;
+            }
+            let id = match ids.get(&next) {
+                Some(&id) => id,
+                None => {
+                    if tuples.len() >= max_states {
+                        return Err(crate::error::Limit::DfaStates(max_states));
+                    }
+                    let id = tuples.len() as u32;
+                    ids.insert(next.clone(), id);
+                    tuples.push(next);
+                    id
+                }
+            };
+            match out.last_mut() {
+                Some(last) if last.2 == id && last.1 as u16 + 1 == b as u16 => last.1 = b,
+                _ => out.push((b, b, id)),
+            }
+        }
+        edges.push(out);
+        i += 1;
+    }
+    Ok(Expr::Automaton(Rc::new(Automaton {
+        start: 0,
+        accepting,
+        edges,
+    })))
 }
 
 impl Expr {
@@ -122,6 +245,10 @@ pub fn to_regex(e: &Expr) -> Result<String, String> {
 
 fn write_regex(e: &Expr, out: &mut String) -> Result<(), String> {
     match e {
+        Expr::Automaton(_) => return Err(
+            "an automaton (an intersection or a counter) has no regular-expression spelling here"
+                .into(),
+        ),
         Expr::Empty => {}
         Expr::Bytes(b) => {
             let s =

@@ -159,6 +159,29 @@ impl Builder {
                 }
                 Ok(root)
             }
+            Expr::Automaton(a) => {
+                let key = (std::rc::Rc::as_ptr(a) as *const Expr, next);
+                if let Some(&s) = self.memo.get(&key) {
+                    return Ok(s);
+                }
+                let base = self.states.len() as u32;
+                for _ in 0..a.edges.len() {
+                    self.add()?;
+                }
+                for (s, edges) in a.edges.iter().enumerate() {
+                    let st = &mut self.states[base as usize + s];
+                    st.ranges = edges
+                        .iter()
+                        .map(|&(lo, hi, t)| (lo, hi, base + t))
+                        .collect();
+                    if a.accepting[s] {
+                        st.eps.push(next);
+                    }
+                }
+                let s = base + a.start;
+                self.memo.insert(key, s);
+                Ok(s)
+            }
             Expr::Shared(inner) => {
                 let key = (std::rc::Rc::as_ptr(inner), next);
                 if let Some(&s) = self.memo.get(&key) {
