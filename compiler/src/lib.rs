@@ -2,8 +2,10 @@
 //!
 //! The pipeline, one module per stage (`DESIGN.md` walks through it):
 //!
-//! 1. [`spec`] parses the tool list (OpenAI function-calling form).
-//! 2. [`json`] lowers each tool's JSON Schema to an [`expr::Expr`], and
+//! 1. [`spec`] parses the tool list (OpenAI, Anthropic, MCP, BFCL,
+//!    ToolBench, OpenAPI 3 or signatures; detected from its shape).
+//! 2. [`json`] lowers each tool's JSON Schema to an [`expr::Expr`] (with
+//!    [`lang`]'s exact value languages for ranges, formats and patterns), and
 //!    [`format`] lowers the call format (a grammar file: `react`, `hermes`,
 //!    ...) around the tool-name trie and those machines.
 //! 3. [`nfa`] builds a byte NFA; [`dfa`] determinizes it (bounded), trims
@@ -30,6 +32,7 @@ pub mod expr;
 pub mod format;
 pub mod gguf;
 pub mod json;
+pub mod lang;
 mod locate;
 pub mod nfa;
 pub mod spec;
@@ -95,6 +98,8 @@ pub struct Report {
     pub artifact_bytes: usize,
     pub vocab_size: u32,
     pub phases: Phases,
+    /// Over-approximations made under `--relax`, one line each.
+    pub relaxed: Vec<String>,
 }
 
 /// The result of [`compile`].
@@ -138,7 +143,9 @@ pub fn lower(set: &ToolSet, opts: &Options, vocab: &Vocab) -> Result<format::Low
         args,
         positional: &mut positional,
     };
-    format::lower(&opts.format, &mut parts, vocab)
+    let mut lowered = format::lower(&opts.format, &mut parts, vocab)?;
+    lowered.relaxed = std::mem::take(&mut lowering.relaxed);
+    Ok(lowered)
 }
 
 /// The whole grammar of a tool set as one regular expression (the syntax of
@@ -176,6 +183,8 @@ pub struct Machine {
     pub entries: Vec<(String, u32)>,
     /// The special tokens the grammar uses.
     pub specials: Vec<u32>,
+    /// Over-approximations made under `--relax`, one line each.
+    pub relaxed: Vec<String>,
 }
 
 /// Time spent per named phase.
@@ -198,6 +207,29 @@ pub fn build_dfa(
         progress(Progress::Done("lower", d));
     };
     build_lowered(lowered, opts, done, phases, progress)
+        .map_err(|e| blame(e, set, opts, 0..set.tools.len()))
+}
+
+/// Adds to a state-bound error the part of the schemas that exceeds the
+/// bound on its own, if one does.
+fn blame(e: Error, set: &ToolSet, opts: &Options, tools: std::ops::Range<usize>) -> Error {
+    if e.kind() != ErrorKind::Limit {
+        return e;
+    }
+    let mut lowering = Lowering::new(set, opts.json);
+    for i in tools {
+        if let Some(place) = lowering.blame(i, opts.max_states, opts.max_nfa_states) {
+            return Error::new(
+                ErrorKind::Limit,
+                format!(
+                    "{}; the part of the schema responsible: {place} (tool {:?})",
+                    e.message(),
+                    set.tools[i].name
+                ),
+            );
+        }
+    }
+    e
 }
 
 /// The grammar of one JSON Schema on its own: the whole output is one JSON
@@ -210,6 +242,7 @@ pub fn lower_schema(set: &ToolSet, opts: &Options) -> Result<format::Lowered, Er
         expr,
         entries: vec!["value".to_string()],
         specials: Vec::new(),
+        relaxed: lowering.relaxed,
     })
 }
 
@@ -228,7 +261,7 @@ pub fn build_schema_dfa(
         phases.push(("lower", d));
         progress(Progress::Done("lower", d));
     };
-    build_lowered(lowered, opts, done, phases, progress)
+    build_lowered(lowered, opts, done, phases, progress).map_err(|e| blame(e, set, opts, 0..1))
 }
 
 fn build_lowered(
@@ -296,6 +329,7 @@ fn build_lowered(
         dfa,
         entries,
         specials: lowered.specials,
+        relaxed: lowered.relaxed,
     };
     Ok((machine, stats, phases))
 }
@@ -428,6 +462,7 @@ fn compile_machine(
         artifact_bytes: artifact.len(),
         vocab_size,
         phases,
+        relaxed: machine.relaxed.clone(),
     };
     Ok(Compiled { artifact, report })
 }
@@ -454,7 +489,14 @@ fn metadata(set: &ToolSet, vocab: &Vocab, opts: &Options, machine: &Machine) -> 
         "options": {
             "max_ws": opts.json.max_ws,
             "max_depth": opts.json.max_depth,
+            "open_objects": opts.json.open_objects,
+            "any_order": opts.json.any_order,
+            "max_recursion": opts.json.max_recursion,
+            "any_depth": opts.json.any_depth,
+            "max_count": opts.json.max_count,
+            "relax": opts.json.relax,
         },
+        "relaxed": machine.relaxed,
     })
     .to_string()
 }

@@ -114,6 +114,8 @@ pub mod bfcl {
         for (k, v) in obj {
             let nv = match k.as_str() {
                 "optional" => continue,
+                // BFCL's `any`: no type constraint at all.
+                "type" if v == "any" => continue,
                 "type" => match v {
                     Value::String(t) => Value::String(convert_type(t).to_string()),
                     Value::Array(ts) => Value::Array(

@@ -17,8 +17,13 @@ use tooldec_compiler::{compile, spec, Error, ErrorKind, Options, Progress, Repor
 #[derive(Parser, Debug)]
 #[command(name = "tooldec-compile", version)]
 struct Args {
-    /// The tool list (OpenAI function-calling JSON).
+    /// The tool list: OpenAI, Anthropic, MCP, BFCL, ToolBench, OpenAPI 3 or
+    /// a signature list (see --dialect).
     tools: PathBuf,
+    /// The tool list's dialect: auto (recognized from its shape), openai,
+    /// anthropic, mcp, bfcl, toolbench, openapi or signatures.
+    #[arg(long, value_name = "NAME", default_value = "auto")]
+    dialect: String,
     /// Where to write the artifact.
     #[arg(
         short,
@@ -74,11 +79,20 @@ struct Args {
     /// array without `items`, `additionalProperties: true`).
     #[arg(long, value_name = "N", default_value_t = JsonOptions::default().any_depth)]
     any_depth: usize,
+    /// maxLength/maxItems above N are lowered as N (a subset of the valid
+    /// values that keeps counting machines small).
+    #[arg(long, value_name = "N", default_value_t = JsonOptions::default().max_count)]
+    max_count: u32,
     /// Over-approximate what cannot be expressed exactly (uniqueItems, not,
     /// overlapping oneOf ...) instead of refusing it; the summary lists
     /// each approximation.
     #[arg(long)]
     relax: bool,
+    /// Two different tools with one name (across the queries of a BFCL or
+    /// ToolBench file, the servers of an MCP capture): keep the first and
+    /// rename the later ones NAME_2, NAME_3, ... instead of failing.
+    #[arg(long)]
+    rename_collisions: bool,
     /// Most DFA states before minimization.
     #[arg(long, default_value_t = Options::default().max_states)]
     max_states: usize,
@@ -124,6 +138,7 @@ fn run(args: &Args) -> Result<(), Error> {
             any_order: args.any_order,
             max_recursion: args.max_recursion,
             any_depth: args.any_depth,
+            max_count: args.max_count,
             relax: args.relax,
         },
         max_states: args.max_states,
@@ -135,7 +150,18 @@ fn run(args: &Args) -> Result<(), Error> {
     let shown = args.tools.display().to_string();
     let text = std::fs::read_to_string(&args.tools)
         .map_err(|e| Error::new(ErrorKind::Io, format!("{shown}: cannot read: {e}")))?;
-    let tools = spec::parse(&shown, &text)?;
+    let tools = spec::parse_with(
+        &shown,
+        &text,
+        &spec::ParseOptions {
+            dialect: args.dialect.parse()?,
+            collisions: if args.rename_collisions {
+                spec::Collisions::Rename
+            } else {
+                spec::Collisions::Error
+            },
+        },
+    )?;
 
     let quiet = args.quiet;
     let mut progress = |p: Progress| {
@@ -239,4 +265,13 @@ fn print_summary(
         .map(|(n, d)| format!("{n} {:.1?}", d))
         .collect();
     println!("  time           {:.2?} ({})", total, phases.join(", "));
+    if !r.relaxed.is_empty() {
+        println!(
+            "  relaxed        {} over-approximation(s) (--relax): the machine may accept arguments the schema forbids here",
+            r.relaxed.len()
+        );
+        for line in &r.relaxed {
+            println!("    {line}");
+        }
+    }
 }

@@ -161,6 +161,8 @@ pub struct Lowered {
     pub entries: Vec<String>,
     /// The special tokens the grammar uses, by id.
     pub specials: Vec<u32>,
+    /// Over-approximations of the schemas (`--relax`), one line each.
+    pub relaxed: Vec<String>,
 }
 
 struct Lower<'a, 'b> {
@@ -226,6 +228,7 @@ pub fn lower(format: &Format, tools: &mut ToolParts<'_>, vocab: &Vocab) -> Resul
         expr,
         entries: entries.iter().map(|r| r.name.clone()).collect(),
         specials: l.used.into_iter().collect(),
+        relaxed: Vec::new(),
     })
 }
 
