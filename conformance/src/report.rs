@@ -748,7 +748,11 @@ pub fn render(a: &Args, r: &Results) -> (String, Vec<String>) {
          before serializing, each instance object's members are reordered: every key of every `properties` object \
          of the schema document gets a global rank in document order (first occurrence wins); members are sorted \
          by rank, members without a rank last in their original order. JSON object member order carries no \
-         meaning, so this is the same value.\n\
+         meaning, so this is the same value. One global rank cannot suit two `properties` objects that declare \
+         the same names in different orders (the `anyOf` of functions in BFCL schemas), so a second order is \
+         tried per form: each object's members in the order of the `properties` object declaring the most of \
+         them, the rest by the global rank. A form counts as accepted when either order is (equally strict for \
+         invalid instances: both texts are the same value).\n\
          - **Numbers** are read by serde_json: integers within 64 bits exactly, others as doubles, so an integer \
          beyond 64 bits (the optional `bignum` tests) is walked as a rounded double; such wrong verdicts are marked.\n\
          - **Compile time** is `compile_schema` plus loading the artifact; the total covers every attempt \
