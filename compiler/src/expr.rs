@@ -52,18 +52,17 @@ pub struct Automaton {
 }
 
 impl Automaton {
-    /// The live part of a DFA (states that can reach acceptance), with
-    /// each state's byte classes merged into ranges.
-    pub fn from_dfa(dfa: &crate::dfa::Dfa) -> Automaton {
-        let n = dfa.n_states();
-        // Live states: those that reach acceptance, found backwards.
+    /// The automaton of `edges` restricted to the states that reach
+    /// acceptance, renumbered with `start` first.
+    pub fn trimmed(start: u32, accepting: Vec<bool>, edges: Vec<Vec<(u8, u8, u32)>>) -> Automaton {
+        let n = accepting.len();
         let mut rev: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for s in 0..n as u32 {
-            for b in 0..=255u8 {
-                rev[dfa.next(s, b) as usize].push(s);
+        for (s, out) in edges.iter().enumerate() {
+            for &(_, _, t) in out {
+                rev[t as usize].push(s as u32);
             }
         }
-        let mut live = dfa.accept.clone();
+        let mut live = accepting.clone();
         let mut stack: Vec<u32> = (0..n as u32).filter(|&s| live[s as usize]).collect();
         while let Some(t) = stack.pop() {
             for &s in &rev[t as usize] {
@@ -73,25 +72,26 @@ impl Automaton {
                 }
             }
         }
-        let mut edges = vec![Vec::new(); n];
-        for s in 0..n as u32 {
-            let mut b = 0u16;
-            while b < 256 {
-                let t = dfa.next(s, b as u8);
-                let lo = b;
-                while b + 1 < 256 && dfa.next(s, (b + 1) as u8) == t {
-                    b += 1;
-                }
-                if live[t as usize] {
-                    edges[s as usize].push((lo as u8, b as u8, t));
-                }
-                b += 1;
-            }
+        let mut id = vec![u32::MAX; n];
+        let mut order = vec![start as usize];
+        order.extend((0..n).filter(|&s| s != start as usize && live[s]));
+        for (k, &s) in order.iter().enumerate() {
+            id[s] = k as u32;
         }
+        let new_edges = order
+            .iter()
+            .map(|&s| {
+                edges[s]
+                    .iter()
+                    .filter(|e| live[e.2 as usize])
+                    .map(|&(lo, hi, t)| (lo, hi, id[t as usize]))
+                    .collect()
+            })
+            .collect();
         Automaton {
-            start: dfa.start,
-            accepting: dfa.accept.clone(),
-            edges,
+            start: 0,
+            accepting: order.iter().map(|&s| accepting[s]).collect(),
+            edges: new_edges,
         }
     }
 }
@@ -153,11 +153,9 @@ pub fn intersect(parts: &[Expr], max_states: usize) -> Result<Expr, crate::error
         edges.push(out);
         i += 1;
     }
-    Ok(Expr::Automaton(Rc::new(Automaton {
-        start: 0,
-        accepting,
-        edges,
-    })))
+    Ok(Expr::Automaton(Rc::new(Automaton::trimmed(
+        0, accepting, edges,
+    ))))
 }
 
 impl Expr {

@@ -689,49 +689,7 @@ fn multiple_automaton(k: u64, d: u32, fraction: bool) -> Expr {
         i += 1;
     }
     let accept: Vec<bool> = states.iter().map(|&s| accepting(s)).collect();
-    Expr::Automaton(Rc::new(prune(0, accept, edges)))
-}
-
-/// Keeps the states that reach acceptance (renumbered, the start first).
-fn prune(start: u32, accepting: Vec<bool>, edges: Vec<Vec<(u8, u8, u32)>>) -> Automaton {
-    let n = accepting.len();
-    let mut rev: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for (s, out) in edges.iter().enumerate() {
-        for &(_, _, t) in out {
-            rev[t as usize].push(s as u32);
-        }
-    }
-    let mut live = accepting.clone();
-    let mut stack: Vec<u32> = (0..n as u32).filter(|&s| live[s as usize]).collect();
-    while let Some(t) = stack.pop() {
-        for &s in &rev[t as usize] {
-            if !live[s as usize] {
-                live[s as usize] = true;
-                stack.push(s);
-            }
-        }
-    }
-    let mut id = vec![u32::MAX; n];
-    let mut order = vec![start as usize];
-    order.extend((0..n).filter(|&s| s != start as usize && live[s]));
-    for (k, &s) in order.iter().enumerate() {
-        id[s] = k as u32;
-    }
-    let new_edges = order
-        .iter()
-        .map(|&s| {
-            edges[s]
-                .iter()
-                .filter(|e| live[e.2 as usize])
-                .map(|&(lo, hi, t)| (lo, hi, id[t as usize]))
-                .collect()
-        })
-        .collect();
-    Automaton {
-        start: 0,
-        accepting: order.iter().map(|&s| accepting[s]).collect(),
-        edges: new_edges,
-    }
+    Expr::Automaton(Rc::new(Automaton::trimmed(0, accept, edges)))
 }
 
 fn check_counter(k: u64, d: u32) -> Result<(), String> {

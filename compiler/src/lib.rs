@@ -197,17 +197,12 @@ pub fn build_dfa(
     vocab: &Vocab,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(Machine, DfaStats, Phases), Error> {
-    let phases = Vec::new();
-    progress(Progress::Start("lower"));
-    let t = Instant::now();
-    let lowered = lower(set, opts, vocab)?;
-    let done = move |phases: &mut Phases, progress: &mut dyn FnMut(Progress)| {
-        let d = t.elapsed();
-        phases.push(("lower", d));
-        progress(Progress::Done("lower", d));
-    };
-    build_lowered(lowered, opts, done, phases, progress)
-        .map_err(|e| blame(e, set, opts, 0..set.tools.len()))
+    build_lowered(
+        || lower(set, opts, vocab),
+        opts,
+        |e| blame(e, set, opts, 0..set.tools.len()),
+        progress,
+    )
 }
 
 /// Adds to a state-bound error the part of the schemas that exceeds the
@@ -252,25 +247,24 @@ pub fn build_schema_dfa(
     opts: &Options,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(Machine, DfaStats, Phases), Error> {
-    let phases = Vec::new();
-    progress(Progress::Start("lower"));
-    let t = Instant::now();
-    let lowered = lower_schema(set, opts)?;
-    let done = move |phases: &mut Phases, progress: &mut dyn FnMut(Progress)| {
-        let d = t.elapsed();
-        phases.push(("lower", d));
-        progress(Progress::Done("lower", d));
-    };
-    build_lowered(lowered, opts, done, phases, progress).map_err(|e| blame(e, set, opts, 0..1))
+    build_lowered(
+        || lower_schema(set, opts),
+        opts,
+        |e| blame(e, set, opts, 0..1),
+        progress,
+    )
 }
 
+/// Times `lower` and the NFA build as the "lower" phase, then
+/// determinizes, trims and minimizes; a state bound exceeded on the way
+/// goes through `blame`.
 fn build_lowered(
-    lowered: format::Lowered,
+    lower: impl FnOnce() -> Result<format::Lowered, Error>,
     opts: &Options,
-    done: impl FnOnce(&mut Phases, &mut dyn FnMut(Progress)),
-    mut phases: Phases,
+    blame: impl FnOnce(Error) -> Error,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(Machine, DfaStats, Phases), Error> {
+    let mut phases = Vec::new();
     let timed = |name: &'static str, progress: &mut dyn FnMut(Progress)| {
         progress(Progress::Start(name));
         let t = Instant::now();
@@ -280,12 +274,20 @@ fn build_lowered(
             progress(Progress::Done(name, d));
         }
     };
-    let nfa = nfa::build(&lowered.expr, opts.max_nfa_states)?;
+    let done = timed("lower", progress);
+    let lowered = lower()?;
+    let nfa = match nfa::build(&lowered.expr, opts.max_nfa_states) {
+        Ok(nfa) => nfa,
+        Err(limit) => return Err(blame(limit.into())),
+    };
     drop(lowered.expr);
     done(&mut phases, progress);
 
     let done = timed("determinize", progress);
-    let mut dfa = dfa::Dfa::determinize(&nfa, opts.max_states)?;
+    let mut dfa = match dfa::Dfa::determinize(&nfa, opts.max_states) {
+        Ok(dfa) => dfa,
+        Err(limit) => return Err(blame(limit.into())),
+    };
     let stats = DfaStats {
         nfa_states: nfa.states.len(),
         dfa_states: dfa.n_states(),

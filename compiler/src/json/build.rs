@@ -443,19 +443,18 @@ impl<'a> Lowering<'a> {
         ]))
     }
 
-    /// Whether the JSON text of `name` is accepted by `e`.
-    fn accepts_name(&self, e: &Expr, name: &str, at: &str) -> Result<bool, Error> {
+    /// The DFA of a property-name language (a pattern, `propertyNames`),
+    /// built once per object and asked about each declared name.
+    fn name_dfa(&self, e: &Expr, at: &str) -> Result<crate::dfa::Dfa, Error> {
         let limit = |l| {
             self.err(
                 ErrorKind::Limit,
                 at,
-                &format!("checking a property name: {l}"),
+                &format!("checking property names: {l}"),
             )
         };
         let nfa = crate::nfa::build(e, INTERSECT_STATES * 4).map_err(limit)?;
-        let dfa = crate::dfa::Dfa::determinize(&nfa, INTERSECT_STATES).map_err(limit)?;
-        let text = serde_json::to_string(name).unwrap_or_default();
-        Ok(dfa.accepts(text.as_bytes()))
+        crate::dfa::Dfa::determinize(&nfa, INTERSECT_STATES).map_err(limit)
     }
 
     fn object(&mut self, f: &Flat<'a>, depth: usize) -> Result<Expr, Error> {
@@ -525,11 +524,11 @@ impl<'a> Lowering<'a> {
             }
         }
         // The name patterns, compiled once.
-        let mut patterns: Vec<(Expr, Sub<'a>, usize)> = Vec::new();
+        let mut patterns: Vec<(crate::dfa::Dfa, Sub<'a>, usize)> = Vec::new();
         for (i, p) in f.objects.iter().enumerate() {
             for (pat, s) in &p.patterns {
                 match lang::pattern_content(pat) {
-                    Ok(e) => patterns.push((quoted(e), s.clone(), i)),
+                    Ok(e) => patterns.push((self.name_dfa(&quoted(e), &s.at)?, s.clone(), i)),
                     Err(why) => {
                         return Err(self.err(
                             ErrorKind::Unsupported,
@@ -540,14 +539,16 @@ impl<'a> Lowering<'a> {
                 }
             }
         }
-        let mut name_checks: Vec<Expr> = Vec::new();
+        let mut name_checks: Vec<crate::dfa::Dfa> = Vec::new();
         for s in &f.property_names {
             let e = self.value_of(std::slice::from_ref(s), depth + 1)?;
-            name_checks.push(e);
+            name_checks.push(self.name_dfa(&e, &s.at)?);
         }
         let sep = Expr::shared(Expr::seq([self.ws(), Expr::lit(","), self.ws()]));
         let mut members: Vec<(Expr, bool)> = Vec::new();
         for n in &names {
+            let text = serde_json::to_string(n).unwrap_or_default();
+            let matches = |dfa: &crate::dfa::Dfa| dfa.accepts(text.as_bytes());
             let is_required = required.contains(n);
             let mut subs = Vec::new();
             let mut forbidden = dropped.contains(n);
@@ -557,8 +558,8 @@ impl<'a> Lowering<'a> {
                     continue;
                 }
                 let mut matched = false;
-                for (e, s, j) in &patterns {
-                    if *j == i && self.accepts_name(e, n, &s.at)? {
+                for (dfa, s, j) in &patterns {
+                    if *j == i && matches(dfa) {
                         subs.push(s.clone());
                         matched = true;
                     }
@@ -573,16 +574,14 @@ impl<'a> Lowering<'a> {
                 }
             }
             // Declared names that also match a pattern of the part declaring them.
-            for (e, s, j) in &patterns {
+            for (dfa, s, j) in &patterns {
                 let declares = f.objects[*j].props.iter().any(|(m, _)| m == n);
-                if declares && self.accepts_name(e, n, &s.at)? {
+                if declares && matches(dfa) {
                     subs.push(s.clone());
                 }
             }
-            for e in &name_checks {
-                if !self.accepts_name(e, n, &f.at)? {
-                    forbidden = true;
-                }
+            if !name_checks.iter().all(matches) {
+                forbidden = true;
             }
             let declared = f
                 .objects

@@ -493,7 +493,7 @@ impl<'a> Lowering<'a> {
                 }
                 "format" => {
                     if let Value::String(name) = v {
-                        if crate::lang::format_string(name).is_some() {
+                        if crate::lang::format_is_exact(name).is_some() {
                             f.constrained = true;
                             f.formats.push(name.as_str());
                         } else if name == "regex" {
