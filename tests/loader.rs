@@ -37,20 +37,41 @@ fn view(words: &[u32], len: usize) -> &[u8] {
 }
 
 /// Serves a few steps from a grammar that passed validation.
+/// The lowest token id set in a mask.
+fn first_allowed(words: &[u32]) -> Option<u32> {
+    words
+        .iter()
+        .enumerate()
+        .find(|(_, w)| **w != 0)
+        .map(|(i, w)| i as u32 * 32 + w.trailing_zeros())
+}
+
 fn exercise(g: &Grammar<'_>) {
     let mut m = g.matcher();
     let mut words = vec![0u32; g.mask_words()];
     for step in 0..16u32 {
         m.fill_mask(&mut words);
-        let t = words
-            .iter()
-            .enumerate()
-            .find(|(_, w)| **w != 0)
-            .map(|(i, w)| i as u32 * 32 + w.trailing_zeros())
-            .unwrap_or(step);
+        let t = first_allowed(&words).unwrap_or(step);
         m.accept_token(t);
         m.accept_token(step.wrapping_mul(7919) % (g.vocab_size() as u32 + 3));
         let _ = (m.is_accepting(), m.is_terminated());
+    }
+    // Budgets read the distance and tier tables.
+    for n in [0, 1, 5, 40, u32::MAX] {
+        if let Ok(mut m) = g.matcher_with_budget(n) {
+            for step in 0..16u32 {
+                m.fill_mask(&mut words);
+                let t = first_allowed(&words).unwrap_or(step);
+                m.accept_token(t);
+                let _ = (m.tokens_left(), m.set_budget(Some(step)));
+            }
+        }
+    }
+    for s in [0, 1, g.start_state(), g.state_count() as u32 - 1, u32::MAX] {
+        for left in [0, 1, 2, 7, u32::MAX] {
+            g.fill_budget_mask(s, left, &mut words);
+        }
+        let _ = (g.distance(s), g.top_tier(s), g.tiers(s).count());
     }
 }
 

@@ -6,6 +6,10 @@
 //! - `completeness_bfcl_multiple_*`: BFCL's ground-truth calls, rendered as
 //!   ReAct text and tokenized by the real tokenizer, are accepted token by
 //!   token and end where EOS is allowed.
+//! - `budget_walks_*`: uniformly random walks (no steering) under
+//!   `matcher_with_budget(n)` for n from the exact minimum to 4x it end
+//!   complete within n tokens, and their outputs decode, parse and validate
+//!   as in the soundness test.
 //! - `wordpiece_is_refused`: a WordPiece vocabulary is refused.
 //!
 //! All read `TOOLDEC_DATA` (see `tooldec_tests::data_dir`); without it they
@@ -80,13 +84,11 @@ fn start(label: &str, tok: &str) -> Option<(Arc<Loaded>, Instant, std::time::Dur
     Some((loaded, t_all, t_all.elapsed()))
 }
 
-fn soundness(tok: &str) {
-    let label = format!("soundness of random walks on BFCL multiple + ToolBench with {tok}");
-    let Some((loaded, t_all, t_load)) = start(&label, tok) else {
-        return;
-    };
-    let (vocab, hf) = (&loaded.0, &loaded.1);
-
+/// The tool sets the soundness and budget walks sample: every
+/// `BFCL_STEP`-th line of BFCL multiple, then `TOOLBENCH_QUERIES` ToolBench
+/// query api_lists spread over all queries. Returns them, how many are BFCL
+/// lines, and what the ToolBench conversion left out.
+fn sampled_inputs() -> (Vec<Input>, usize, toolbench::SkipCounts) {
     let bfcl_sets = bfcl::load_sets(&data_file(BFCL_MULTIPLE));
     assert!(!bfcl_sets.is_empty(), "{BFCL_MULTIPLE} has no lines");
     let mut inputs: Vec<Input> = bfcl_sets
@@ -113,13 +115,25 @@ fn soundness(tok: &str) {
                 text: s.text,
             }),
     );
+    (inputs, n_bfcl, tb_skips)
+}
 
-    // Compile.
-    let t_compile = Instant::now();
+/// A compiled input and its artifact.
+type CompiledSet<'a> = (&'a Input, Arc<Vec<u8>>);
+
+/// Compiles `inputs` for `tok` (through the cache), asserting that every
+/// refusal is an acceptable one and that at most a tenth (or 3) are
+/// refused. Returns the compiled sets, the refusals and the cache hits.
+fn compile_all<'a>(
+    label: &str,
+    tok: &str,
+    vocab: &Vocab,
+    inputs: &'a [Input],
+) -> (Vec<CompiledSet<'a>>, Vec<String>, usize) {
     let mut compiled = Vec::new();
     let mut refused = Vec::new();
     let mut cached = 0usize;
-    for input in &inputs {
+    for input in inputs {
         let (out, hit) = compile_cached(tok, vocab, &input.id, &input.text);
         cached += hit as usize;
         match out {
@@ -134,7 +148,6 @@ fn soundness(tok: &str) {
             }
         }
     }
-    let t_compile = t_compile.elapsed();
     let max_refused = (inputs.len() / 10).max(3);
     assert!(
         refused.len() <= max_refused,
@@ -144,6 +157,22 @@ fn soundness(tok: &str) {
         refused.join("\n")
     );
     assert!(!compiled.is_empty(), "{label}: nothing compiled");
+    (compiled, refused, cached)
+}
+
+fn soundness(tok: &str) {
+    let label = format!("soundness of random walks on BFCL multiple + ToolBench with {tok}");
+    let Some((loaded, t_all, t_load)) = start(&label, tok) else {
+        return;
+    };
+    let (vocab, hf) = (&loaded.0, &loaded.1);
+
+    let (inputs, n_bfcl, tb_skips) = sampled_inputs();
+
+    // Compile.
+    let t_compile = Instant::now();
+    let (compiled, refused, cached) = compile_all(&label, tok, vocab, &inputs);
+    let t_compile = t_compile.elapsed();
 
     // Walk.
     let total_walks = walks_from_env(DEFAULT_WALKS);
@@ -454,6 +483,486 @@ fn completeness(tok: &str) {
     report_failures(&label, &failures);
 }
 
+/// How a budget walk picks among the allowed tokens. None of them looks at
+/// distances or steers toward acceptance: the masks alone must finish it.
+#[derive(Clone, Copy, Debug)]
+enum Pick {
+    /// One allowed token uniformly at random.
+    Uniform,
+    /// EOS whenever it is allowed; else uniform from the mask the runtime
+    /// serves for a tighter budget, `slack` tokens less (which must be a
+    /// subset of the real mask): the output completes with tokens to
+    /// spare and EOS ends it.
+    Eos,
+    /// The longest (in bytes) of 4 uniform draws: burns the budget fast.
+    Longest,
+    /// The shortest of 4 uniform draws: leaves the least slack.
+    Shortest,
+}
+
+const PICKS: [Pick; 4] = [Pick::Uniform, Pick::Eos, Pick::Longest, Pick::Shortest];
+
+/// How a budget walk ended (it has not failed).
+struct BudgetWalk {
+    /// The tokens, EOS included when it was sampled.
+    tokens: Vec<u32>,
+    /// Ended by sampling EOS (else by spending the budget).
+    by_eos: bool,
+    /// Steps whose budget mask was narrower than the state's full mask.
+    tiered_steps: usize,
+}
+
+/// Whether `t` is set in `words`.
+fn bit(words: &[u32], t: u32) -> bool {
+    words
+        .get((t >> 5) as usize)
+        .is_some_and(|w| w & (1 << (t & 31)) != 0)
+}
+
+/// The allowed tokens in `words`; an error if a bit at or beyond
+/// `n_tokens` (padding up to the logits size) is set.
+fn count_allowed(words: &[u32], n_tokens: usize) -> Result<u32, String> {
+    let mut total = 0u32;
+    for (w, &x) in words.iter().enumerate() {
+        let base = w * 32;
+        let keep = n_tokens.saturating_sub(base);
+        if keep < 32 && x >> keep != 0 {
+            return Err(format!(
+                "the mask allows a token id >= {n_tokens} (word {w} = {x:#x})"
+            ));
+        }
+        total += x.count_ones();
+    }
+    Ok(total)
+}
+
+/// The `k`-th (0-based) allowed token of `words`.
+fn kth_allowed(words: &[u32], mut k: u32) -> u32 {
+    for (w, &x) in words.iter().enumerate() {
+        let n = x.count_ones();
+        if k < n {
+            let mut bits = x;
+            for _ in 0..k {
+                bits &= bits - 1;
+            }
+            return w as u32 * 32 + bits.trailing_zeros();
+        }
+        k -= n;
+    }
+    unreachable!("k beyond the mask's population")
+}
+
+/// One random walk with `g.matcher_with_budget(n)`: each step fills the
+/// mask, picks an allowed token as `pick` says and accepts it, until EOS is
+/// accepted or no token is left. Checks on the way that the mask is never
+/// empty, that it agrees with `accept_token` (on a few random probes each
+/// step, and on every id at step `full_check_at`), that `tokens_left`
+/// counts down by one per token and never drops below the distance of the
+/// state; and at the end that the output is complete within `n` tokens.
+/// `slack` (at most `n - min_tokens`) is for [`Pick::Eos`]; `spare` a
+/// second mask buffer. On failure: what went wrong and the tokens so far.
+#[allow(clippy::too_many_arguments)]
+fn budget_walk(
+    g: &tooldec_runtime::Grammar<'_>,
+    n: u32,
+    pick: Pick,
+    slack: u32,
+    rng: &mut SplitMix64,
+    words: &mut [u32],
+    spare: &mut [u32],
+    full_check_at: Option<usize>,
+) -> Result<BudgetWalk, (String, Vec<u32>)> {
+    let mut m = match g.matcher_with_budget(n) {
+        Ok(m) => m,
+        Err(e) => return Err((format!("matcher_with_budget({n}) fails: {e}"), Vec::new())),
+    };
+    let n_tokens = g.token_count();
+    let mut tokens: Vec<u32> = Vec::new();
+    let mut tiered_steps = 0usize;
+    macro_rules! fail {
+        ($($arg:tt)*) => {
+            return Err((format!($($arg)*), tokens))
+        };
+    }
+    for step in 0..=n as usize + 1 {
+        let Some(left) = n.checked_sub(tokens.len() as u32) else {
+            fail!("{} tokens accepted for a budget of {n}", tokens.len());
+        };
+        if m.tokens_left() != Some(left) {
+            fail!(
+                "after {} tokens of a budget of {n}, tokens_left() = {:?}",
+                tokens.len(),
+                m.tokens_left()
+            );
+        }
+        if m.is_terminated() {
+            break;
+        }
+        let Some(state) = m.state() else {
+            fail!("state() is None but the matcher is not terminated");
+        };
+        match g.distance(state) {
+            Some(d) if d <= left => {}
+            d => fail!("in state {state} at distance {d:?} with {left} tokens left"),
+        }
+        m.fill_mask(words);
+        let total = match count_allowed(words, n_tokens) {
+            Ok(t) => t,
+            Err(e) => fail!("state {state}, {left} left: {e}"),
+        };
+        let eos_allowed = g.eos_tokens().iter().any(|&t| bit(words, t));
+        if eos_allowed != m.is_accepting() {
+            fail!(
+                "state {state}, {left} left: EOS allowed = {eos_allowed} but is_accepting() = {}",
+                m.is_accepting()
+            );
+        }
+        // A few random ids: the mask and accept_token agree.
+        for _ in 0..3 {
+            let t = rng.below(g.vocab_size() as u64) as u32;
+            if m.is_allowed(t) != bit(words, t) {
+                fail!(
+                    "state {state}, {left} left: token {t} is {} the mask but is_allowed says {}",
+                    if bit(words, t) { "in" } else { "not in" },
+                    m.is_allowed(t)
+                );
+            }
+        }
+        if full_check_at == Some(step) {
+            for t in 0..g.vocab_size() as u32 {
+                if m.is_allowed(t) != bit(words, t) {
+                    fail!(
+                        "state {state}, {left} left (full check): token {t} is {} the mask but is_allowed says {}",
+                        if bit(words, t) { "in" } else { "not in" },
+                        m.is_allowed(t)
+                    );
+                }
+            }
+        }
+        if left == 0 {
+            // Spent: complete, and nothing but EOS may follow.
+            if !m.is_accepting() {
+                fail!("budget of {n} spent in state {state}, which is not accepting");
+            }
+            if total as usize != g.eos_tokens().len() {
+                fail!(
+                    "budget spent in state {state}: the mask allows {total} tokens, not just the {} EOS",
+                    g.eos_tokens().len()
+                );
+            }
+            break;
+        }
+        if total == 0 {
+            fail!("empty mask in state {state} with {left} tokens left");
+        }
+        if g.budget_mask_id(state, left) != g.budget_mask_id(state, u32::MAX) {
+            tiered_steps += 1;
+        }
+        let draw = |rng: &mut SplitMix64| kth_allowed(words, rng.below(total as u64) as u32);
+        // Length of a token for the picks by length; EOS ranks last.
+        let len = |t: u32| g.token_bytes(t).map(<[u8]>::len);
+        let t = match pick {
+            Pick::Uniform => draw(rng),
+            Pick::Eos => match g.eos_tokens().iter().find(|&&t| bit(words, t)) {
+                Some(&t) => t,
+                None if slack == 0 => draw(rng),
+                None => {
+                    // The tighter budget's walk has `left - slack` left.
+                    let Some(tight) = left.checked_sub(slack) else {
+                        fail!("state {state}: {left} left, less than the slack {slack}");
+                    };
+                    if !g.fill_budget_mask(state, tight, spare) {
+                        fail!("fill_budget_mask refuses a buffer of mask_words()");
+                    }
+                    if let Some(w) = (0..words.len()).find(|&w| spare[w] & !words[w] != 0) {
+                        fail!(
+                            "state {state}: the mask for {tight} left allows tokens {:#x} << {} that the mask for {left} left does not",
+                            spare[w] & !words[w],
+                            32 * w
+                        );
+                    }
+                    let tight_total = spare.iter().map(|w| w.count_ones()).sum::<u32>();
+                    if tight_total == 0 {
+                        fail!(
+                            "state {state} (distance {:?}): empty mask for {tight} left",
+                            g.distance(state)
+                        );
+                    }
+                    kth_allowed(spare, rng.below(tight_total as u64) as u32)
+                }
+            },
+            Pick::Longest | Pick::Shortest => {
+                let mut best = draw(rng);
+                for _ in 0..3 {
+                    let c = draw(rng);
+                    let better = match (len(c), len(best)) {
+                        (Some(a), Some(b)) => match pick {
+                            Pick::Longest => a > b,
+                            _ => a < b,
+                        },
+                        (Some(_), None) => true,
+                        _ => false,
+                    };
+                    if better {
+                        best = c;
+                    }
+                }
+                best
+            }
+        };
+        if !bit(words, t) {
+            fail!("picked token {t}, which is not in the mask (test bug)");
+        }
+        if !m.accept_token(t) {
+            fail!(
+                "state {state}, {left} left: the mask allows token {t} but accept_token refuses it"
+            );
+        }
+        tokens.push(t);
+        if g.is_eos(t) != m.is_terminated() {
+            fail!(
+                "token {t} (EOS: {}) accepted; is_terminated() = {}",
+                g.is_eos(t),
+                m.is_terminated()
+            );
+        }
+    }
+    if !m.is_accepting() {
+        fail!(
+            "the walk stopped without completing (state {:?})",
+            m.state()
+        );
+    }
+    if tokens.len() > n as usize {
+        fail!("{} tokens for a budget of {n}", tokens.len());
+    }
+    Ok(BudgetWalk {
+        by_eos: m.is_terminated(),
+        tokens,
+        tiered_steps,
+    })
+}
+
+/// The budgets a set with minimum `m` is walked under: the exact minimum,
+/// a little more, and several times it.
+fn budgets_for(m: u32) -> Vec<u32> {
+    let mut b = vec![m, m + 1, m + 2, 2 * m, 4 * m];
+    b.sort_unstable();
+    b.dedup();
+    b
+}
+
+/// Checks a walk's output (body without EOS): its token bytes are what the
+/// real tokenizer decodes (a SentencePiece decoder drops one leading
+/// space), and the text is a ReAct call whose arguments satisfy the
+/// tool's schema. Returns the tool's name.
+fn check_output(
+    loaded: &Loaded,
+    g: &tooldec_runtime::Grammar<'_>,
+    validators: &schema::ToolValidators,
+    body: &[u32],
+) -> Result<String, String> {
+    let (vocab, hf) = (&loaded.0, &loaded.1);
+    if let Some(t) = body.iter().find(|&&t| g.is_eos(t)) {
+        return Err(format!("EOS {t} before the end"));
+    }
+    let mut bytes = Vec::new();
+    for &t in body {
+        bytes.extend_from_slice(g.token_bytes(t).unwrap_or_default());
+    }
+    let decoded = hf
+        .decode(body, false)
+        .map_err(|e| format!("the tokenizer cannot decode: {e}"))?;
+    let expected = String::from_utf8(bytes.clone()).ok();
+    let expected = expected.as_deref().map(|s| {
+        if vocab.leading_space {
+            s.strip_prefix(' ').unwrap_or(s)
+        } else {
+            s
+        }
+    });
+    if expected != Some(decoded.as_str()) {
+        return Err(format!(
+            "decoded text differs from the token bytes\ndecoded: {decoded:?}\nbytes:   {:?}",
+            String::from_utf8_lossy(&bytes)
+        ));
+    }
+    let (name, args) = react::parse(&decoded).map_err(|e| format!("{e}\ndecoded: {decoded:?}"))?;
+    validators
+        .check(&name, &args)
+        .map_err(|e| format!("{e}\ndecoded: {decoded:?}"))?;
+    Ok(name)
+}
+
+/// How many budget walks per (set, budget), relative to `TOOLDEC_WALKS`
+/// spread over the sets and budgets (the exact minimum gets twice as many).
+const BUDGET_WALK_FACTOR: usize = 8;
+
+fn budget_walks(tok: &str) {
+    let label = format!("budgeted random walks on BFCL multiple + ToolBench with {tok}");
+    let Some((loaded, t_all, t_load)) = start(&label, tok) else {
+        return;
+    };
+    let vocab = &loaded.0;
+    let (inputs, _, _) = sampled_inputs();
+    let t_compile = Instant::now();
+    let (compiled, refused, cached) = compile_all(&label, tok, vocab, &inputs);
+    let t_compile = t_compile.elapsed();
+
+    let per_budget = (BUDGET_WALK_FACTOR * walks_from_env(DEFAULT_WALKS))
+        .div_ceil(compiled.len() * 5)
+        .max(2);
+    let t_walk = Instant::now();
+    let mut failures = Vec::new();
+    let mut min_tokens = Vec::new();
+    let (mut walks, mut at_minimum, mut by_eos, mut by_budget) = (0usize, 0usize, 0usize, 0usize);
+    let (mut tokens_total, mut steps_tiered, mut full_checks) = (0usize, 0usize, 0usize);
+    let (mut lowest_budget, mut highest_budget) = (u32::MAX, 0u32);
+    let mut per_pick = [0usize; PICKS.len()];
+    let mut tools_called = std::collections::BTreeSet::new();
+    for (si, (input, artifact)) in compiled.iter().enumerate() {
+        let art = Artifact::from_bytes(artifact)
+            .unwrap_or_else(|e| panic!("{}: the artifact does not load: {e}", input.id));
+        let g = art.grammar();
+        let validators = schema::ToolValidators::new(&input.tools);
+        let mut words = vec![0u32; g.mask_words()];
+        let mut spare = words.clone();
+        let m = g.min_tokens();
+        if g.distance(g.start_state()) != Some(m) {
+            failures.push(Failure {
+                what: format!("{}: min_tokens", input.id),
+                detail: format!(
+                    "min_tokens() = {m} but distance(start) = {:?}",
+                    g.distance(g.start_state())
+                ),
+            });
+            continue;
+        }
+        min_tokens.push(m);
+        // Spelling the shortest output byte by byte takes no more tokens
+        // than its bytes (every byte has a one-byte token here).
+        let byte_dist = tooldec_tests::walk::distances(&g)[g.start_state() as usize];
+        if m > byte_dist {
+            failures.push(Failure {
+                what: format!("{}: min_tokens", input.id),
+                detail: format!("min_tokens() = {m} exceeds the byte distance {byte_dist}"),
+            });
+        }
+        if m > 0 {
+            match g.matcher_with_budget(m - 1) {
+                Ok(_) => failures.push(Failure {
+                    what: format!("{}: budget {} below the minimum", input.id, m - 1),
+                    detail: format!(
+                        "matcher_with_budget({}) succeeds, min_tokens() = {m}",
+                        m - 1
+                    ),
+                }),
+                Err(e) if e.budget_shortfall() != Some((m, m - 1)) => failures.push(Failure {
+                    what: format!("{}: budget {} below the minimum", input.id, m - 1),
+                    detail: format!(
+                        "budget_shortfall() = {:?}, not {:?} ({e})",
+                        e.budget_shortfall(),
+                        Some((m, m - 1))
+                    ),
+                }),
+                Err(_) => {}
+            }
+        }
+        for (bi, &n) in budgets_for(m).iter().enumerate() {
+            lowest_budget = lowest_budget.min(n);
+            highest_budget = highest_budget.max(n);
+            let count = if n == m { 2 * per_budget } else { per_budget };
+            for wi in 0..count {
+                let s = seed(
+                    &format!("budget-walks-{tok}"),
+                    si as u64,
+                    (bi as u64) << 32 | wi as u64,
+                );
+                let mut rng = SplitMix64::new(s);
+                let pi = wi % PICKS.len();
+                let pick = PICKS[pi];
+                // Compare the whole mask with accept_token at one random
+                // step of the first two walks (every walk takes at least
+                // `m` steps).
+                let full_check_at = (wi < 2).then(|| rng.below(m.max(1) as u64) as usize);
+                full_checks += full_check_at.is_some() as usize;
+                walks += 1;
+                at_minimum += (n == m) as usize;
+                per_pick[pi] += 1;
+                let what = format!(
+                    "{} (set #{si}) budget {n} (min {m}) walk {wi} pick {pick:?} (seed {s:#x})",
+                    input.id
+                );
+                let walk = match budget_walk(
+                    &g,
+                    n,
+                    pick,
+                    (n - m) / 2,
+                    &mut rng,
+                    &mut words,
+                    &mut spare,
+                    full_check_at,
+                ) {
+                    Ok(w) => w,
+                    Err((e, tokens)) => {
+                        failures.push(Failure {
+                            what,
+                            detail: format!("{e}\ntokens: {tokens:?}"),
+                        });
+                        continue;
+                    }
+                };
+                tokens_total += walk.tokens.len();
+                steps_tiered += walk.tiered_steps;
+                if walk.by_eos {
+                    by_eos += 1;
+                } else {
+                    by_budget += 1;
+                }
+                let body = match walk.tokens.split_last() {
+                    Some((&last, body)) if walk.by_eos && g.is_eos(last) => body,
+                    _ => &walk.tokens[..],
+                };
+                match check_output(&loaded, &g, &validators, body) {
+                    Ok(name) => {
+                        tools_called.insert(format!("{}/{name}", input.id));
+                    }
+                    Err(e) => failures.push(Failure {
+                        what,
+                        detail: format!("{e}\ntokens: {:?}", walk.tokens),
+                    }),
+                }
+            }
+        }
+    }
+    let t_walk = t_walk.elapsed();
+    let mut sorted = min_tokens.clone();
+    sorted.sort_unstable();
+    let (lo, med, hi) = match sorted.as_slice() {
+        [] => (0, 0, 0),
+        s => (s[0], s[s.len() / 2], s[s.len() - 1]),
+    };
+    println!(
+        "[{tok}] budget walks: {} sets ({} refused), {walks} walks ({at_minimum} at the exact minimum; \
+         {per_budget} per budget, twice that at the minimum; picks uniform/eos/longest/shortest {per_pick:?}), \
+         budgets {lowest_budget}..={highest_budget} (min, min+1, min+2, 2 min, 4 min), \
+         min_tokens min/median/max {lo}/{med}/{hi}; mean {:.1} tokens per walk, \
+         {by_eos} ended by EOS, {by_budget} by spending the budget, {steps_tiered} steps under a narrowed (tiered) mask, \
+         {full_checks} whole-mask checks; {} distinct (set, tool) pairs called; {} failures",
+        compiled.len(),
+        refused.len(),
+        tokens_total as f64 / walks.max(1) as f64,
+        tools_called.len(),
+        failures.len()
+    );
+    println!(
+        "[{tok}] budget walk times: load {t_load:.2?}, compile {t_compile:.2?} ({cached} of {} sets cached), walks {t_walk:.2?}, total {:.2?}",
+        inputs.len(),
+        t_all.elapsed()
+    );
+    report_failures(&label, &failures);
+}
+
 #[test]
 fn soundness_bfcl_multiple_gpt2() {
     soundness("gpt2");
@@ -502,6 +1011,26 @@ fn completeness_bfcl_multiple_mistral_v0_1() {
 #[test]
 fn completeness_bfcl_multiple_smollm2_135m() {
     completeness("smollm2-135m");
+}
+
+#[test]
+fn budget_walks_gpt2() {
+    budget_walks("gpt2");
+}
+
+#[test]
+fn budget_walks_llama_3_2() {
+    budget_walks("llama-3.2");
+}
+
+#[test]
+fn budget_walks_qwen2_5() {
+    budget_walks("qwen2.5");
+}
+
+#[test]
+fn budget_walks_mistral_v0_1() {
+    budget_walks("mistral-v0.1");
 }
 
 #[test]

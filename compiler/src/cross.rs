@@ -9,10 +9,32 @@
 //! the set of nodes visited is the set of live token prefixes, never the
 //! whole vocabulary unless the state really allows it.
 //!
-//! States are split between threads; masks are deduplicated per thread and
-//! then numbered in state order, so the result does not depend on timing.
+//! The crossing runs in three passes:
+//!
+//! 1. **Token edges.** Every served state is walked once; the distinct
+//!    states its tokens end in are its token successors.
+//! 2. **Token distances.** A backward breadth-first search over those edges
+//!    from the accepting states gives `dist[s]`, the fewest tokens from `s`
+//!    to acceptance. A state no token sequence completes (a byte path that
+//!    no tokenization produces, a loop that never finishes) has none.
+//! 3. **Tiered masks.** Each state with a distance is walked again, and
+//!    each allowed token is filed by the distance of the state it leads to.
+//!    The state's tiers are the distinct finite distances `k_1 < ... < k_m`
+//!    among its successors; tier `k_i` allows the tokens whose next state
+//!    is at most `k_i` from acceptance. With `r` tokens left the matcher may
+//!    take a token only if it leads `r - 1` or fewer tokens from acceptance,
+//!    so it serves the largest tier `<= r - 1`; the top tier `k_m` is the
+//!    unbudgeted mask. Tokens leading to states with no distance are in no
+//!    tier: token-level liveness. The number of tiers depends on the
+//!    grammar and the vocabulary, never on a budget.
+//!
+//! States are split into blocks that threads take in turn; masks are
+//! deduplicated per thread and then numbered in state order, so the result
+//! does not depend on timing or on the number of threads.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use crate::dfa::{Dfa, DEAD};
 use crate::error::{Error, ErrorKind};
@@ -77,6 +99,23 @@ impl TokenTrie {
     /// Sets the bit of every token that can be read from `state`; returns
     /// the number of trie nodes visited.
     pub fn walk(&self, dfa: &Dfa, state: u32, stack: &mut Vec<u32>, mask: &mut [u32]) -> usize {
+        self.walk_with(dfa, state, stack, |_, toks| {
+            for &t in toks {
+                mask[(t >> 5) as usize] |= 1 << (t & 31);
+            }
+        })
+    }
+
+    /// Calls `f(next, tokens)` for every trie node whose bytes lead from
+    /// `state` to the live state `next`, with the tokens that end there (at
+    /// least one); returns the number of trie nodes visited.
+    pub fn walk_with(
+        &self,
+        dfa: &Dfa,
+        state: u32,
+        stack: &mut Vec<u32>,
+        mut f: impl FnMut(u32, &[u32]),
+    ) -> usize {
         stack.clear();
         stack.resize(self.max_depth + 1, DEAD);
         stack[0] = state;
@@ -92,8 +131,9 @@ impl TokenTrie {
                 continue;
             }
             stack[d] = next;
-            for &t in &self.toks[self.tok_start[i] as usize..self.tok_start[i + 1] as usize] {
-                mask[(t >> 5) as usize] |= 1 << (t & 31);
+            let toks = &self.toks[self.tok_start[i] as usize..self.tok_start[i + 1] as usize];
+            if !toks.is_empty() {
+                f(next, toks);
             }
             i += 1;
         }
@@ -101,19 +141,122 @@ impl TokenTrie {
     }
 }
 
-/// The distinct masks and, per state, the index of its mask.
+/// The distinct masks, and per state its mask, distance and tiers.
 pub struct Masks {
+    /// Every distinct mask, numbered in state order of first use.
     pub masks: Vec<Vec<u32>>,
+    /// Per state: its unbudgeted (top tier) mask.
     pub state_mask: Vec<u32>,
+    /// Per state: the fewest tokens to acceptance, [`NO_DISTANCE`] if none.
+    pub distance: Vec<u32>,
+    /// Per state: its top tier (0 for states with no distance).
+    pub top_tier: Vec<u32>,
+    /// `n_states + 1` offsets into `tiers`.
+    pub tier_index: Vec<u32>,
+    /// The lower tiers, `(k, mask id)`, ascending per state.
+    pub tiers: Vec<(u32, u32)>,
+    /// Served states from which no token sequence reaches acceptance.
+    pub token_dead: usize,
+    /// Distinct token edges (state to state) of served states.
+    pub edges: usize,
     pub trie_nodes: usize,
+    /// Trie nodes visited, both walks.
     pub nodes_visited: usize,
 }
 
-/// Computes every state's mask. EOS tokens are allowed exactly in
-/// accepting states. Fails if a live state allows no token at all (the
-/// vocabulary cannot write the bytes the grammar needs there), except the
-/// states that are not `served` (see `Machine::served_states`), whose mask
-/// is empty.
+pub use tooldec_runtime::layout::NO_DISTANCE;
+
+/// Runs `f` over blocks of `0..n` on `threads` threads; each thread keeps
+/// its own `T` (made by `init`). Returns the block results in block order,
+/// each with the index of the thread that made it, and the threads' `T`s.
+fn par_blocks<T: Send, R: Send>(
+    n: usize,
+    threads: usize,
+    init: impl Fn() -> T + Sync,
+    f: impl Fn(std::ops::Range<usize>, &mut T) -> R + Sync,
+) -> (Vec<(usize, R)>, Vec<T>) {
+    const BLOCK: usize = 64;
+    let blocks = n.div_ceil(BLOCK);
+    let threads = threads.clamp(1, 64).min(blocks.max(1));
+    let next = AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<(usize, R)>>> = (0..blocks).map(|_| Mutex::new(None)).collect();
+    let states: Vec<T> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|k| {
+                let (next, slots, init, f) = (&next, &slots, &init, &f);
+                scope.spawn(move || {
+                    let mut state = init();
+                    loop {
+                        let b = next.fetch_add(1, Ordering::Relaxed);
+                        if b >= blocks {
+                            break;
+                        }
+                        let r = f(b * BLOCK..((b + 1) * BLOCK).min(n), &mut state);
+                        if let Ok(mut slot) = slots[b].lock() {
+                            *slot = Some((k, r));
+                        }
+                    }
+                    state
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    let results = slots
+        .into_iter()
+        .map(|m| {
+            m.into_inner()
+                .ok()
+                .flatten()
+                .expect("every block was computed")
+        })
+        .collect();
+    (results, states)
+}
+
+/// A thread's distinct masks, found by hash.
+#[derive(Default)]
+struct MaskSet {
+    by_hash: HashMap<u64, Vec<u32>>,
+    list: Vec<Vec<u32>>,
+}
+
+impl MaskSet {
+    fn id(&mut self, mask: &[u32]) -> u32 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for &w in mask {
+            h = (h ^ w as u64)
+                .wrapping_mul(0x0100_0000_01b3)
+                .rotate_left(17);
+        }
+        let ids = self.by_hash.entry(h).or_default();
+        if let Some(&id) = ids.iter().find(|&&id| self.list[id as usize] == mask) {
+            return id;
+        }
+        let id = self.list.len() as u32;
+        self.list.push(mask.to_vec());
+        ids.push(id);
+        id
+    }
+}
+
+/// One state's result of pass 3: its top mask, top tier and lower tiers,
+/// masks as ids of the thread's [`MaskSet`].
+struct Tiered {
+    top: u32,
+    top_tier: u32,
+    lower: Vec<(u32, u32)>,
+}
+
+/// Computes every state's distance and tiered masks (see the module
+/// documentation). EOS tokens are allowed exactly in accepting states, in
+/// every tier. Fails if a served state allows no token at all (the
+/// vocabulary cannot write the bytes the grammar needs there). States that
+/// are not `served` (see `Machine::served_states`) and states with no
+/// distance get the empty mask.
 pub fn masks(
     dfa: &Dfa,
     text: &TokenText<'_>,
@@ -124,71 +267,61 @@ pub fn masks(
 ) -> Result<Masks, Error> {
     let trie = TokenTrie::new(text);
     let n = dfa.n_states();
-    let threads = threads.clamp(1, 64).min(n);
-    let chunk = n.div_ceil(threads);
-    let results: Vec<(Vec<Vec<u32>>, Vec<u32>, usize)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|k| {
-                let trie = &trie;
-                #[allow(clippy::needless_range_loop)]
-                scope.spawn(move || {
-                    let mut local: HashMap<Vec<u32>, u32> = HashMap::new();
-                    let mut list: Vec<Vec<u32>> = Vec::new();
-                    let mut ids = Vec::new();
-                    let mut stack = Vec::new();
-                    let mut visited = 0;
-                    for s in (k * chunk)..((k + 1) * chunk).min(n) {
-                        let mut mask = vec![0u32; mask_words];
-                        if s as u32 != DEAD && served[s] {
-                            visited += trie.walk(dfa, s as u32, &mut stack, &mut mask);
-                            if dfa.accept[s] {
-                                for &t in &vocab.eos {
-                                    mask[(t >> 5) as usize] |= 1 << (t & 31);
-                                }
-                            }
-                        }
-                        let id = *local.entry(mask.clone()).or_insert_with(|| {
-                            list.push(mask);
-                            list.len() as u32 - 1
-                        });
-                        ids.push(id);
-                    }
-                    (list, ids, visited)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    });
 
-    let mut global: HashMap<&[u32], u32> = HashMap::new();
-    let mut order: Vec<(usize, u32)> = Vec::new();
-    let mut state_mask = Vec::with_capacity(n);
-    let mut visited = 0;
-    for (k, (list, ids, v)) in results.iter().enumerate() {
-        visited += v;
-        for &local in ids {
-            let mask = list[local as usize].as_slice();
-            let next = order.len() as u32;
-            let id = *global.entry(mask).or_insert_with(|| {
-                order.push((k, local));
-                next
-            });
-            state_mask.push(id);
+    // Pass 1: token successors.
+    struct Edges {
+        stack: Vec<u32>,
+        stamp: Vec<u32>,
+        visited: usize,
+    }
+    let (blocks, walkers) = par_blocks(
+        n,
+        threads,
+        || Edges {
+            stack: Vec::new(),
+            stamp: vec![u32::MAX; n],
+            visited: 0,
+        },
+        |range, w| {
+            let mut succ = Vec::new();
+            let mut len = Vec::with_capacity(range.len());
+            for s in range {
+                let before = succ.len();
+                if s as u32 != DEAD && served[s] {
+                    let Edges {
+                        stack,
+                        stamp,
+                        visited,
+                    } = w;
+                    *visited += trie.walk_with(dfa, s as u32, stack, |next, _| {
+                        if stamp[next as usize] != s as u32 {
+                            stamp[next as usize] = s as u32;
+                            succ.push(next);
+                        }
+                    });
+                }
+                len.push((succ.len() - before) as u32);
+            }
+            (succ, len)
+        },
+    );
+    let mut visited: usize = walkers.iter().map(|w| w.visited).sum();
+    drop(walkers);
+    let mut succ_index = Vec::with_capacity(n + 1);
+    succ_index.push(0u32);
+    let mut succ: Vec<u32> = Vec::new();
+    for (_, (list, lens)) in blocks {
+        succ.extend_from_slice(&list);
+        for l in lens {
+            succ_index.push(succ_index[succ_index.len() - 1] + l);
         }
     }
-    let masks: Vec<Vec<u32>> = order
-        .iter()
-        .map(|&(k, l)| results[k].0[l as usize].clone())
-        .collect();
+    let succ_of = |s: usize| &succ[succ_index[s] as usize..succ_index[s + 1] as usize];
 
-    for s in 1..n {
-        if !served[s] {
-            continue;
-        }
-        if masks[state_mask[s] as usize].iter().all(|&w| w == 0) {
+    // A served state with no token at all: the vocabulary cannot write
+    // what the grammar needs there.
+    for (s, _) in served.iter().enumerate().skip(1).filter(|(_, &v)| v) {
+        if !dfa.accept[s] && succ_of(s).is_empty() {
             let (example, next) = example_path(dfa, s as u32);
             return Err(Error::new(
                 ErrorKind::Grammar,
@@ -201,9 +334,191 @@ pub fn masks(
             ));
         }
     }
+
+    // Pass 2: distances, by a backward search from the accepting states.
+    let mut rev_index = vec![0u32; n + 1];
+    for &t in &succ {
+        rev_index[t as usize + 1] += 1;
+    }
+    for i in 0..n {
+        rev_index[i + 1] += rev_index[i];
+    }
+    let mut fill = rev_index.clone();
+    let mut rev = vec![0u32; succ.len()];
+    for s in 0..n {
+        for &t in succ_of(s) {
+            rev[fill[t as usize] as usize] = s as u32;
+            fill[t as usize] += 1;
+        }
+    }
+    drop(fill);
+    let mut distance = vec![NO_DISTANCE; n];
+    let mut queue = std::collections::VecDeque::new();
+    for s in 1..n {
+        if served[s] && dfa.accept[s] {
+            distance[s] = 0;
+            queue.push_back(s as u32);
+        }
+    }
+    while let Some(t) = queue.pop_front() {
+        let d = distance[t as usize] + 1;
+        for &s in &rev[rev_index[t as usize] as usize..rev_index[t as usize + 1] as usize] {
+            if distance[s as usize] == NO_DISTANCE && served[s as usize] {
+                distance[s as usize] = d;
+                queue.push_back(s);
+            }
+        }
+    }
+    drop((rev, rev_index));
+    let token_dead = (1..n)
+        .filter(|&s| served[s] && distance[s] == NO_DISTANCE)
+        .count();
+
+    // Pass 3: tiered masks.
+    struct Tiers {
+        set: MaskSet,
+        stack: Vec<u32>,
+        bufs: Vec<Vec<u32>>,
+        ks: Vec<u32>,
+        visited: usize,
+    }
+    let (blocks, tierers) = par_blocks(
+        n,
+        threads,
+        || Tiers {
+            set: MaskSet::default(),
+            stack: Vec::new(),
+            bufs: Vec::new(),
+            ks: Vec::new(),
+            visited: 0,
+        },
+        |range, w| {
+            let mut out = Vec::with_capacity(range.len());
+            for s in range {
+                if s as u32 == DEAD || !served[s] || distance[s] == NO_DISTANCE {
+                    let empty = vec![0u32; mask_words];
+                    out.push(Tiered {
+                        top: w.set.id(&empty),
+                        top_tier: 0,
+                        lower: Vec::new(),
+                    });
+                    continue;
+                }
+                w.ks.clear();
+                w.ks.extend(
+                    succ_of(s)
+                        .iter()
+                        .map(|&t| distance[t as usize])
+                        .filter(|&d| d != NO_DISTANCE),
+                );
+                w.ks.sort_unstable();
+                w.ks.dedup();
+                let tiers = w.ks.len().max(1);
+                while w.bufs.len() < tiers {
+                    w.bufs.push(vec![0u32; mask_words]);
+                }
+                for b in &mut w.bufs[..tiers] {
+                    b.fill(0);
+                }
+                {
+                    let Tiers {
+                        stack,
+                        bufs,
+                        ks,
+                        visited,
+                        ..
+                    } = w;
+                    *visited += trie.walk_with(dfa, s as u32, stack, |next, toks| {
+                        let d = distance[next as usize];
+                        if d == NO_DISTANCE {
+                            return;
+                        }
+                        let i = ks.partition_point(|&k| k < d);
+                        let buf = &mut bufs[i];
+                        for &t in toks {
+                            buf[(t >> 5) as usize] |= 1 << (t & 31);
+                        }
+                    });
+                }
+                for i in 1..tiers {
+                    let (done, rest) = w.bufs.split_at_mut(i);
+                    for (a, b) in rest[0].iter_mut().zip(&done[i - 1]) {
+                        *a |= *b;
+                    }
+                }
+                if dfa.accept[s] {
+                    for b in &mut w.bufs[..tiers] {
+                        for &t in &vocab.eos {
+                            b[(t >> 5) as usize] |= 1 << (t & 31);
+                        }
+                    }
+                }
+                let mut lower = Vec::with_capacity(tiers - 1);
+                for i in 0..tiers - 1 {
+                    lower.push((w.ks[i], w.set.id(&w.bufs[i])));
+                }
+                let top = w.set.id(&w.bufs[tiers - 1]);
+                out.push(Tiered {
+                    top,
+                    top_tier: w.ks.last().copied().unwrap_or(0),
+                    lower,
+                });
+            }
+            out
+        },
+    );
+    visited += tierers.iter().map(|w| w.visited).sum::<usize>();
+    let mut sets: Vec<MaskSet> = tierers.into_iter().map(|w| w.set).collect();
+
+    // Number the masks in state order: a state's top mask, then its tiers.
+    let mut global: HashMap<(usize, u32), u32> = HashMap::new();
+    let mut order: Vec<(usize, u32)> = Vec::new();
+    let mut state_mask = Vec::with_capacity(n);
+    let mut top_tier = Vec::with_capacity(n);
+    let mut tier_index = Vec::with_capacity(n + 1);
+    let mut tiers = Vec::new();
+    {
+        // Equal masks of different threads must get one id: look them up by
+        // content across threads.
+        let mut by_content: HashMap<&[u32], u32> = HashMap::new();
+        let mut number = |k: usize, local: u32| -> u32 {
+            if let Some(&id) = global.get(&(k, local)) {
+                return id;
+            }
+            let mask = sets[k].list[local as usize].as_slice();
+            let next = order.len() as u32;
+            let id = *by_content.entry(mask).or_insert_with(|| {
+                order.push((k, local));
+                next
+            });
+            global.insert((k, local), id);
+            id
+        };
+        for (k, block) in &blocks {
+            for t in block {
+                tier_index.push(tiers.len() as u32);
+                state_mask.push(number(*k, t.top));
+                top_tier.push(t.top_tier);
+                for &(kk, local) in &t.lower {
+                    tiers.push((kk, number(*k, local)));
+                }
+            }
+        }
+        tier_index.push(tiers.len() as u32);
+    }
+    let masks: Vec<Vec<u32>> = order
+        .iter()
+        .map(|&(k, l)| std::mem::take(&mut sets[k].list[l as usize]))
+        .collect();
     Ok(Masks {
         masks,
         state_mask,
+        distance,
+        top_tier,
+        tier_index,
+        tiers,
+        token_dead,
+        edges: succ.len(),
         trie_nodes: trie.nodes(),
         nodes_visited: visited,
     })

@@ -60,9 +60,13 @@ pub fn dump(g: &Grammar<'_>) -> String {
     let _ = writeln!(out, "entries: {}", entries.join(", "));
     let mut words = vec![0u32; g.mask_words()];
     for s in 1..g.state_count() as u32 {
+        let dist = match g.distance(s) {
+            Some(d) => format!(", {d} tokens to acceptance"),
+            None => String::from(", no token sequence completes"),
+        };
         let _ = writeln!(
             out,
-            "state {s}{}",
+            "state {s}{}{dist}",
             if g.is_accepting_state(s) {
                 " (accepting)"
             } else {
@@ -113,6 +117,24 @@ pub fn dump(g: &Grammar<'_>) -> String {
             allowed.len(),
             shown.join(", ")
         );
+        // Budget tiers: with r tokens left the state serves the last tier
+        // whose k is at most r - 1, its full mask from top tier + 1 on.
+        let tiers: Vec<String> = g
+            .tiers(s)
+            .map(|(k, id)| {
+                g.fill_mask_by_id(id, &mut words);
+                let n: u32 = words.iter().map(|w| w.count_ones()).sum();
+                format!("k {k} -> mask #{id} ({n} tokens)")
+            })
+            .collect();
+        if !tiers.is_empty() {
+            let _ = writeln!(
+                out,
+                "  tiers: {}; full mask from k {}",
+                tiers.join(", "),
+                g.top_tier(s)
+            );
+        }
     }
     out
 }

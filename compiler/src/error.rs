@@ -27,6 +27,8 @@ pub enum ErrorKind {
     Usage,
     /// A format file does not parse or is inconsistent.
     Format,
+    /// `--max-tokens` is below the fewest tokens a complete output needs.
+    Budget,
 }
 
 /// A compile error.

@@ -64,6 +64,10 @@ pub struct Options {
     pub zstd_level: Option<i32>,
     /// Worker threads for the crossing (0: all cores).
     pub threads: usize,
+    /// `--max-tokens`: the token budget every matcher starts with, checked
+    /// against the fewest tokens each entry needs. The tables that serve
+    /// budgets are in every artifact; this only sets the default.
+    pub max_tokens: Option<u32>,
 }
 
 impl Default for Options {
@@ -76,6 +80,7 @@ impl Default for Options {
             vocab_size: None,
             zstd_level: Some(9),
             threads: 0,
+            max_tokens: None,
         }
     }
 }
@@ -100,6 +105,21 @@ pub struct Report {
     pub phases: Phases,
     /// Over-approximations made under `--relax`, one line each.
     pub relaxed: Vec<String>,
+    /// Per entry: its name and the fewest tokens of a complete output.
+    pub min_tokens: Vec<(String, u32)>,
+    /// Served states from which no token sequence reaches acceptance
+    /// (masked out: token-level liveness).
+    pub token_dead: usize,
+    /// Distinct token transitions between states.
+    pub token_edges: usize,
+    /// States with budget tiers below their unbudgeted mask, and the number
+    /// of such tiers.
+    pub tiered_states: usize,
+    pub lower_tiers: usize,
+    /// The most tiers of one state, its unbudgeted mask included.
+    pub max_tiers: usize,
+    /// The default budget written (`--max-tokens`).
+    pub max_tokens: Option<u32>,
 }
 
 /// The result of [`compile`].
@@ -429,17 +449,51 @@ fn compile_machine(
     phases.push(("cross", d));
     progress(Progress::Done("cross", d));
 
+    let min_tokens: Vec<(String, u32)> = machine
+        .entries
+        .iter()
+        .map(|(name, s)| (name.clone(), masks.distance[*s as usize]))
+        .collect();
+    for (name, d) in &min_tokens {
+        if *d == cross::NO_DISTANCE {
+            return Err(Error::new(
+                ErrorKind::Grammar,
+                format!(
+                    "incompatible vocabulary: no sequence of tokens of this vocabulary completes \
+                     entry {name:?} of format {:?}",
+                    opts.format.name
+                ),
+            ));
+        }
+    }
+    if let Some(n) = opts.max_tokens {
+        if let Some((name, d)) = min_tokens.iter().find(|(_, d)| *d > n) {
+            let only = if min_tokens.len() > 1 {
+                format!(" (entry {name:?})")
+            } else {
+                String::new()
+            };
+            return Err(Error::new(
+                ErrorKind::Budget,
+                format!(
+                    "--max-tokens {n} is too small: the shortest complete output{only} takes {d} tokens \
+                     of this vocabulary; use --max-tokens {d} or more"
+                ),
+            ));
+        }
+    }
+
     progress(Progress::Start("write"));
     let t = Instant::now();
     let meta = metadata(set, vocab, opts, &machine);
     let (payload, forms) = write::payload(
         dfa,
         &machine.entries,
-        &masks.masks,
-        &masks.state_mask,
+        &masks,
         &text,
         vocab,
         vocab_size,
+        opts.max_tokens,
         &meta,
     )?;
     let artifact = match opts.zstd_level {
@@ -450,6 +504,13 @@ fn compile_machine(
     phases.push(("write", d));
     progress(Progress::Done("write", d));
 
+    let tiered_states = (0..dfa.n_states())
+        .filter(|&s| masks.tier_index[s + 1] > masks.tier_index[s])
+        .count();
+    let max_tiers = (0..dfa.n_states())
+        .map(|s| (masks.tier_index[s + 1] - masks.tier_index[s]) as usize + 1)
+        .max()
+        .unwrap_or(1);
     let report = Report {
         tools: set.tools.len(),
         nfa_states: stats.nfa_states,
@@ -465,6 +526,13 @@ fn compile_machine(
         vocab_size,
         phases,
         relaxed: machine.relaxed.clone(),
+        min_tokens,
+        token_dead: masks.token_dead,
+        token_edges: masks.edges,
+        tiered_states,
+        lower_tiers: masks.tiers.len(),
+        max_tiers,
+        max_tokens: opts.max_tokens,
     };
     Ok(Compiled { artifact, report })
 }
@@ -497,6 +565,7 @@ fn metadata(set: &ToolSet, vocab: &Vocab, opts: &Options, machine: &Machine) -> 
             "any_depth": opts.json.any_depth,
             "max_count": opts.json.max_count,
             "relax": opts.json.relax,
+            "max_tokens": opts.max_tokens,
         },
         "relaxed": machine.relaxed,
     })

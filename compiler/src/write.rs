@@ -11,6 +11,7 @@
 
 use tooldec_runtime::layout::{self, hdr, kind, sec, HEADER_WORDS, KIND_SHIFT, SECTION_COUNT};
 
+use crate::cross::Masks;
 use crate::dfa::Dfa;
 use crate::error::{Error, ErrorKind};
 use crate::vocab::{TokenText, Vocab};
@@ -21,6 +22,8 @@ pub struct MaskForms {
     pub dense: usize,
     pub allow: usize,
     pub deny: usize,
+    /// Budget tiers stored as their state's full mask minus a list.
+    pub delta: usize,
     /// Words of MASK_DATA.
     pub words: usize,
 }
@@ -34,18 +37,38 @@ pub const LIST_FRACTION: usize = 8;
 pub fn payload(
     dfa: &Dfa,
     entries: &[(String, u32)],
-    masks: &[Vec<u32>],
-    state_mask: &[u32],
+    crossed: &Masks,
     text: &TokenText<'_>,
     vocab: &Vocab,
     vocab_size: u32,
+    max_tokens: Option<u32>,
     meta: &str,
 ) -> Result<(Vec<u8>, MaskForms), Error> {
+    let (masks, state_mask) = (&crossed.masks, &crossed.state_mask);
     let n_tokens = vocab.len() as u32;
     let mut forms = MaskForms::default();
     let mut mask_index = Vec::with_capacity(masks.len() * 2);
     let mut mask_data: Vec<u32> = Vec::new();
-    for m in masks {
+    // A budget tier may be stored as a delta of its state's full mask: the
+    // full mask of the first state (in state order) it is a tier of, unless
+    // it is some state's full mask itself (so a base is never a delta).
+    let mut is_full = vec![false; masks.len()];
+    for &m in state_mask {
+        is_full[m as usize] = true;
+    }
+    let mut base_of: Vec<Option<u32>> = vec![None; masks.len()];
+    for (s, &full) in state_mask.iter().enumerate() {
+        let (lo, hi) = (
+            crossed.tier_index[s] as usize,
+            crossed.tier_index[s + 1] as usize,
+        );
+        for &(_, m) in &crossed.tiers[lo..hi] {
+            if !is_full[m as usize] && base_of[m as usize].is_none() {
+                base_of[m as usize] = Some(full);
+            }
+        }
+    }
+    for (id, m) in masks.iter().enumerate() {
         let allowed: u32 = m.iter().map(|w| w.count_ones()).sum();
         let words = m.len();
         let denied = n_tokens - allowed;
@@ -60,7 +83,25 @@ pub fn payload(
         // a dense mask one copy: past an eighth of the dense size a list is
         // slower to serve than the copy, so it is stored dense.
         let list_max = words / LIST_FRACTION;
-        let (k, len) = if (allowed as usize) <= list_max && allowed <= denied {
+        // A delta costs its base's fill plus one store per id.
+        let delta = base_of[id].map(|b| {
+            let base = &masks[b as usize];
+            debug_assert!(m.iter().zip(base).all(|(x, y)| x & !y == 0));
+            let removed: u32 = m.iter().zip(base).map(|(x, y)| (y & !x).count_ones()).sum();
+            (b, removed)
+        });
+        let (k, len) = if let Some((b, removed)) =
+            delta.filter(|&(_, r)| (r as usize) < list_max && r < allowed.min(denied))
+        {
+            let base = &masks[b as usize];
+            mask_data.push(b);
+            mask_data.extend((0..n_tokens).filter(|&t| {
+                let (w, bit) = ((t >> 5) as usize, 1 << (t & 31));
+                base[w] & bit != 0 && m[w] & bit == 0
+            }));
+            forms.delta += 1;
+            (kind::DELTA, removed + 1)
+        } else if (allowed as usize) <= list_max && allowed <= denied {
             mask_data.extend(ids(true));
             forms.allow += 1;
             (kind::ALLOW, allowed)
@@ -104,6 +145,42 @@ pub fn payload(
         entry_words.extend([*state, entry_names.len() as u32, name.len() as u32]);
         entry_names.extend_from_slice(name.as_bytes());
     }
+    // Distances and tiers, relative to each state's distance so that states
+    // in the same position of a repeated structure share one tier list:
+    // `top + 1 - dist`, and lists of `(k + 1 - dist, mask)` stored once.
+    let mut distance = Vec::with_capacity(2 * dfa.n_states());
+    let mut tier_index = Vec::with_capacity(2 * dfa.n_states());
+    let mut tiers: Vec<u32> = Vec::new();
+    let mut lists: std::collections::HashMap<Vec<u32>, u32> = std::collections::HashMap::new();
+    for s in 0..dfa.n_states() {
+        let d = crossed.distance[s];
+        let (lo, hi) = (
+            crossed.tier_index[s] as usize,
+            crossed.tier_index[s + 1] as usize,
+        );
+        if d == layout::NO_DISTANCE {
+            debug_assert_eq!(lo, hi);
+            distance.extend([d, 0]);
+            tier_index.extend([0, 0]);
+            continue;
+        }
+        distance.push(d);
+        distance.push(crossed.top_tier[s] + 1 - d);
+        let list: Vec<u32> = crossed.tiers[lo..hi]
+            .iter()
+            .flat_map(|&(k, m)| [k + 1 - d, m])
+            .collect();
+        let offset = if list.is_empty() {
+            0
+        } else {
+            *lists.entry(list).or_insert_with_key(|list| {
+                let at = (tiers.len() / 2) as u32;
+                tiers.extend_from_slice(list);
+                at
+            })
+        };
+        tier_index.extend([offset, (hi - lo) as u32]);
+    }
     let words_le = |w: &[u32]| w.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
     let sections: [(u32, Vec<u8>); SECTION_COUNT] = [
         (sec::BYTE_CLASSES, dfa.classes.to_vec()),
@@ -117,6 +194,9 @@ pub fn payload(
         (sec::META, meta.as_bytes().to_vec()),
         (sec::ENTRIES, words_le(&entry_words)),
         (sec::ENTRY_NAMES, entry_names),
+        (sec::DISTANCE, words_le(&distance)),
+        (sec::TIER_INDEX, words_le(&tier_index)),
+        (sec::TIERS, words_le(&tiers)),
     ];
     let mut header = vec![0u32; HEADER_WORDS];
     let magic = layout::MAGIC;
@@ -136,6 +216,7 @@ pub fn payload(
         header[hdr::FINGERPRINT + i] =
             u32::from_le_bytes([fp[4 * i], fp[4 * i + 1], fp[4 * i + 2], fp[4 * i + 3]]);
     }
+    header[hdr::MAX_TOKENS] = max_tokens.unwrap_or(0);
     header[hdr::N_SECTIONS] = SECTION_COUNT as u32;
 
     let mut table = Vec::with_capacity(3 * SECTION_COUNT);

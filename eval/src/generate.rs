@@ -123,88 +123,10 @@ fn masked_argmax(logits: &[f32], mask: &[u32]) -> Option<u32> {
     best
 }
 
-/// A sound completion bound for a token budget.
-///
-/// `dist[s]` is the fewest bytes from state `s` to an accepting state.
-/// Counting only bytes that are tokens of their own (all 256 in GPT-2's
-/// byte-level BPE; SmolLM2 lacks a few control bytes), a state at distance
-/// `d` can always finish in `d` single-byte tokens plus the
-/// end-of-sequence token. So a reply that only ever
-/// moves to states with `dist + 1` within the tokens left is complete
-/// within the budget, whatever the model prefers. The filter runs only in
-/// the last stretch of the budget, where it can bind.
-pub struct Budget {
-    dist: Vec<u32>,
-    /// Tokens needed to finish from the start.
-    minimum: u32,
-    /// The largest finite distance: with more tokens left than this plus
-    /// two, no token can break the bound.
-    max_dist: u32,
-}
-
-impl Budget {
-    pub fn new(grammar: &Grammar<'_>) -> Result<Budget> {
-        let mut single = [false; 256];
-        for t in 0..grammar.token_count() as u32 {
-            if let Some(&[b]) = grammar.token_bytes(t) {
-                single[b as usize] = true;
-            }
-        }
-        // Fewest bytes to acceptance, moving only on single-byte tokens.
-        let dist = tooldec_tests::walk::distances_over(grammar, &single);
-        if dist[grammar.start_state() as usize] == u32::MAX {
-            return Err(
-                "no reply can be spelled with single-byte tokens: the budget bound does not hold"
-                    .into(),
-            );
-        }
-        let max_dist = dist
-            .iter()
-            .copied()
-            .filter(|&d| d != u32::MAX)
-            .max()
-            .unwrap_or(0);
-        let minimum = dist[grammar.start_state() as usize] + 1;
-        Ok(Budget {
-            dist,
-            minimum,
-            max_dist,
-        })
-    }
-
-    /// Tokens needed to finish from the start (the bytes of the shortest
-    /// reply and the end-of-sequence token).
-    pub fn minimum(&self) -> u32 {
-        self.minimum
-    }
-
-    /// Clears from `mask` the tokens after which the reply could no longer
-    /// finish with `left - 1` more tokens.
-    fn restrict(&self, matcher: &tooldec_runtime::Matcher<'_>, left: usize, mask: &mut [u32]) {
-        let Some(state) = matcher.state() else { return };
-        if left > self.max_dist as usize + 2 {
-            return;
-        }
-        let g = matcher.grammar();
-        for (w, word) in mask.iter_mut().enumerate() {
-            let mut bits = *word;
-            while bits != 0 {
-                let bit = bits.trailing_zeros();
-                bits &= bits - 1;
-                let t = w as u32 * 32 + bit;
-                if g.is_eos(t) {
-                    continue; // allowed only where accepting; needs one token
-                }
-                let after = g
-                    .token_bytes(t)
-                    .and_then(|b| g.walk(state, b))
-                    .map_or(u32::MAX, |s| self.dist[s as usize]);
-                if after == u32::MAX || after as usize + 1 > left.saturating_sub(1) {
-                    *word &= !(1 << bit);
-                }
-            }
-        }
-    }
+/// The fewest tokens of a reply under `grammar`: its shortest complete
+/// output over the vocabulary's real tokens, and the end-of-sequence token.
+pub fn minimum(grammar: &Grammar<'_>) -> u32 {
+    grammar.min_tokens().saturating_add(1)
 }
 
 /// Greedy decoding under the grammar's masks: before each choice the
@@ -219,25 +141,28 @@ pub fn constrained(
     mut cache: Cache,
     mut logits: Vec<f32>,
     grammar: &Grammar<'_>,
-    budget: &Budget,
     max_new: usize,
     fast_forward: bool,
 ) -> Result<Generation> {
-    if budget.minimum() as usize > max_new {
+    if minimum(grammar) as usize > max_new {
         return Err(format!(
             "the shortest reply needs {} tokens, more than the budget of {max_new}",
-            budget.minimum()
+            minimum(grammar)
         ));
     }
     let start = Instant::now();
     let mut g = Generation::new();
-    let mut matcher = grammar.matcher();
+    // The runtime's token budget: the call is complete within `max_new - 1`
+    // tokens, so the end-of-sequence token (allowed in accepting states
+    // with no tokens left) always fits too.
+    let mut matcher = grammar
+        .matcher_with_budget(u32::try_from(max_new - 1).unwrap_or(u32::MAX))
+        .map_err(|e| e.to_string())?;
     let mut mask = vec![0u32; grammar.mask_words()];
     let mut feed = Vec::new();
     'decode: loop {
         let t = Instant::now();
         matcher.fill_mask(&mut mask);
-        budget.restrict(&matcher, max_new - g.tokens.len(), &mut mask);
         let best = masked_argmax(&logits, &mask);
         g.mask += t.elapsed();
         g.masks += 1;
@@ -260,7 +185,6 @@ pub fn constrained(
         while fast_forward && g.tokens.len() < max_new {
             let t = Instant::now();
             matcher.fill_mask(&mut mask);
-            budget.restrict(&matcher, max_new - g.tokens.len(), &mut mask);
             let (only, allowed) = forced_token(&mask, model.vocab);
             g.mask += t.elapsed();
             g.masks += 1;

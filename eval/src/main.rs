@@ -215,7 +215,6 @@ fn demo(
     let (bytes, compile_time) = run::compile_tools(&functions, format, parallel, &setup.vocab)?;
     let artifact = tooldec_runtime::Artifact::from_bytes(&bytes).map_err(|e| e.to_string())?;
     let grammar = artifact.grammar();
-    let budget = tooldec_eval::generate::Budget::new(&grammar)?;
     let prompt = tooldec_eval::prompt::chatml(question, &functions, format, docs);
     let (cache, logits) = setup.prefill(&prompt)?;
     let g = tooldec_eval::generate::constrained(
@@ -223,7 +222,6 @@ fn demo(
         cache.clone(),
         logits.clone(),
         &grammar,
-        &budget,
         max_new,
         true,
     )?;

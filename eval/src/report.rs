@@ -156,7 +156,7 @@ pub fn render(records: &[Value], command: &str) -> String {
          `simple_python`, `multiple`, `parallel` and `parallel_multiple`. In the parallel categories \
          the grammar allows one or more calls (as an API's `parallel_tool_calls` switch would), \
          elsewhere exactly one. Replies get at most 128 tokens (192 in the parallel categories); the \
-         constrained run keeps a sound completion bound, so it always ends complete within that budget.\n\n\
+         constrained run's matcher has that token budget (`matcher_with_budget`), so it always ends complete within it.\n\n\
          **Scores.** *Syntax error*: the reply does not parse as calls in the format, or a call names \
          a tool that does not exist, or its arguments fail the tool's JSON Schema (the papers' \
          definition, applied to every call of a reply). *Tool-name accuracy*: the called names equal \
@@ -208,13 +208,12 @@ pub fn render(records: &[Value], command: &str) -> String {
     let _ = writeln!(
         out,
         "## The runtime's share of decode time\n\n\
-         Over all {} constrained replies ({toks} tokens): the runtime (`fill_mask`, the budget \
-         filter near the end of the budget, counting the allowed tokens, and the masked argmax over \
+         Over all {} constrained replies ({toks} tokens): the runtime (`fill_mask` with the matcher's \
+         token budget, counting the allowed tokens, and the masked argmax over \
          49,152 logits) took **{:.2} ms in all, {:.3}% of decode time** next to {:.1} s of forward \
          passes. Per masked step: median {:.1} µs; per forward pass: median {:.1} ms. Nearly all of \
          the step is the harness's own scalar work (the masked argmax walks every allowed token's \
-         logit, and near the end of the budget the completion bound walks every allowed token \
-         through the automaton); `fill_mask` alone serves a mask in 0.2-0.5 µs (BENCHMARKS.md). \
+         logit); `fill_mask` alone serves a mask in 0.2-0.5 µs (BENCHMARKS.md). \
          The papers claim under 0.1% on a GPU (stated, not measured); a GPU's faster forward pass \
          would make the share larger, unless the argmax over the masked logits runs on the GPU \
          too, as it does in inference engines.\n",

@@ -164,7 +164,6 @@ pub fn run_one(
     format: CallFormat,
     docs: Docs,
     artifact: &Artifact,
-    budget: &generate::Budget,
     compile_time: Duration,
     check_ff: bool,
 ) -> Result<Value, String> {
@@ -189,7 +188,6 @@ pub fn run_one(
         cache.clone(),
         logits.clone(),
         &grammar,
-        budget,
         max_new,
         true,
     )?;
@@ -208,15 +206,7 @@ pub fn run_one(
         "constrained": condition(setup, &guided, format, &validators, task),
     });
     if check_ff {
-        let slow = generate::constrained(
-            &setup.model,
-            cache,
-            logits,
-            &grammar,
-            budget,
-            max_new,
-            false,
-        )?;
+        let slow = generate::constrained(&setup.model, cache, logits, &grammar, max_new, false)?;
         record["no_fast_forward"] = json!({
             "same_tokens": slow.tokens == guided.tokens,
             "total_ms": ms(slow.total),
@@ -228,24 +218,23 @@ pub fn run_one(
 
 /// A task's compiled grammar in one format, loaded, with its budget; `Err`
 /// when the compiler refuses the tools or the shortest reply's completion
-/// bound exceeds `max_new`.
+/// needs more than `max_new` tokens.
 fn prepare(
     task: &Task,
     format: CallFormat,
     max_new: usize,
     vocab: &Vocab,
-) -> Result<(CallFormat, Artifact, generate::Budget, Duration), String> {
+) -> Result<(CallFormat, Artifact, Duration), String> {
     let (bytes, t) = compile_tools(&task.tools, format, parallel(&task.category), vocab)?;
     let artifact = Artifact::from_bytes(&bytes).map_err(|e| e.to_string())?;
-    let budget = generate::Budget::new(&artifact.grammar())?;
-    let min = budget.minimum();
+    let min = generate::minimum(&artifact.grammar());
     if min as usize > max_new {
         return Err(format!(
             "{}: the shortest reply's completion bound ({min} tokens) exceeds the budget of {max_new}",
             format.name()
         ));
     }
-    Ok((format, artifact, budget, t))
+    Ok((format, artifact, t))
 }
 
 /// Whether the grammar allows several calls: in BFCL's parallel categories,
@@ -330,21 +319,12 @@ pub fn run_plan(setup: &Setup, data: &Path, plan: &Plan<'_>, results: &Path) -> 
                 }
             };
             used += 1;
-            for (f, artifact, budget, compile_time) in &loaded {
+            for (f, artifact, compile_time) in &loaded {
                 for &d in plan.docs {
                     if done.contains(&key(&task.id, f.name(), d.name())) {
                         continue;
                     }
-                    let r = run_one(
-                        setup,
-                        task,
-                        *f,
-                        d,
-                        artifact,
-                        budget,
-                        *compile_time,
-                        plan.check_ff,
-                    )?;
+                    let r = run_one(setup, task, *f, d, artifact, *compile_time, plan.check_ff)?;
                     eprintln!(
                         "{} {} {}: unconstrained {} | constrained {}",
                         task.id,

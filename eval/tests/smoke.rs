@@ -105,8 +105,7 @@ fn tight_budget_still_completes() {
         run::compile_tools(&task.tools, CallFormat::Hermes, true, &setup.vocab).unwrap();
     let artifact = tooldec_runtime::Artifact::from_bytes(&bytes).unwrap();
     let grammar = artifact.grammar();
-    let budget = tooldec_eval::generate::Budget::new(&grammar).unwrap();
-    let min = budget.minimum() as usize;
+    let min = tooldec_eval::generate::minimum(&grammar) as usize;
     let validators = tooldec_tests::schema::ToolValidators::new(&task.tools);
     let prompt = tooldec_eval::prompt::chatml(
         &task.question,
@@ -121,7 +120,6 @@ fn tight_budget_still_completes() {
             cache.clone(),
             logits.clone(),
             &grammar,
-            &budget,
             max_new,
             true,
         )
@@ -150,7 +148,6 @@ fn tight_budget_still_completes() {
         cache,
         logits,
         &grammar,
-        &budget,
         min - 1,
         true
     )

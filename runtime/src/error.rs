@@ -44,6 +44,14 @@ pub(crate) enum ErrorKind {
     Section { id: u32, why: &'static str },
     /// A token list in a mask is not strictly ascending.
     Order { mask: u32 },
+    /// A delta mask's base is itself a delta.
+    DeltaChain { mask: u32 },
+    /// A state's budget tiers are not strictly ascending below its top tier.
+    TierOrder { state: u32 },
+    /// A matcher was asked for a budget below what the output needs.
+    Budget { need: u32, budget: u32 },
+    /// A matcher was asked for an entry point the format does not have.
+    NoEntry,
     /// The metadata section is not UTF-8.
     Utf8,
     /// The artifact was built for a different vocabulary.
@@ -85,6 +93,21 @@ impl Error {
     /// vocabulary it is used with (for example a different fingerprint).
     pub fn vocabulary_mismatch(what: &'static str) -> Error {
         Error::new(ErrorKind::Mismatch { what })
+    }
+}
+
+const fn layout_no_distance() -> u32 {
+    crate::layout::NO_DISTANCE
+}
+
+impl Error {
+    /// For a budget error ([`crate::Grammar::matcher_with_budget`]): the
+    /// fewest tokens the output needs, and the budget that was given.
+    pub fn budget_shortfall(&self) -> Option<(u32, u32)> {
+        match self.kind {
+            ErrorKind::Budget { need, budget } => Some((need, budget)),
+            _ => None,
+        }
     }
 }
 
@@ -140,6 +163,23 @@ impl fmt::Display for Error {
                 f,
                 "invalid artifact: token list of mask {mask} is not strictly ascending"
             ),
+            DeltaChain { mask } => write!(
+                f,
+                "invalid artifact: the base of delta mask {mask} is itself a delta"
+            ),
+            TierOrder { state } => write!(
+                f,
+                "invalid artifact: the budget tiers of state {state} are not strictly ascending below its top tier"
+            ),
+            Budget { need, budget } if *need == layout_no_distance() => write!(
+                f,
+                "token budget {budget}: no sequence of tokens completes the output from here"
+            ),
+            Budget { need, budget } => write!(
+                f,
+                "token budget {budget} is too small: the shortest complete output from here takes {need} tokens"
+            ),
+            NoEntry => write!(f, "the artifact's format has no such entry point"),
             Utf8 => write!(f, "invalid artifact: the metadata section is not UTF-8"),
             Mismatch { what } => write!(f, "vocabulary mismatch: {what}"),
             #[cfg(feature = "std")]

@@ -13,7 +13,7 @@ pub const MAGIC: [u8; 8] = *b"TOOLDEC\0";
 /// little-endian machine.
 pub const ENDIAN_CHECK: u32 = 0x0102_FEFF;
 /// Bumped on every incompatible change of this layout.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// Header word indices (FORMAT.md describes each).
 #[allow(missing_docs)]
@@ -32,7 +32,9 @@ pub mod hdr {
     pub const N_EOS: usize = 11;
     /// Eight words: the SHA-256 vocabulary fingerprint.
     pub const FINGERPRINT: usize = 12;
-    pub const RESERVED: usize = 20;
+    /// The token budget the artifact was compiled for (`--max-tokens`):
+    /// the default budget of every new matcher; 0 = none.
+    pub const MAX_TOKENS: usize = 20;
     pub const N_SECTIONS: usize = 21;
 }
 /// Words in the fixed header.
@@ -66,9 +68,26 @@ pub mod sec {
     pub const ENTRIES: u32 = 10;
     /// The UTF-8 names of the entry points, concatenated.
     pub const ENTRY_NAMES: u32 = 11;
+    /// `n_states * 2` words: per state `dist`, the fewest tokens that lead
+    /// from it to acceptance ([`super::NO_DISTANCE`] when no token sequence
+    /// does), then `top + 1 - dist`, where `top` (its top tier) is the
+    /// largest finite `dist` among the states its allowed tokens lead to.
+    pub const DISTANCE: u32 = 12;
+    /// `n_states * 2` words: per state, the first pair of its lower tiers in
+    /// TIERS and their number. States may share one list.
+    pub const TIER_INDEX: u32 = 13;
+    /// Pairs `(k + 1 - dist, mask id)`, strictly ascending in `k` per list
+    /// and all below the state's `top`: the mask of the tokens whose next
+    /// state is at most `k` tokens from acceptance (EOS included in
+    /// accepting states). With `r` tokens left a state serves its pair with
+    /// the largest `k <= r - 1`, its STATES mask when `r - 1 >= top`.
+    pub const TIERS: u32 = 14;
 }
 /// Entries in the section table.
-pub const SECTION_COUNT: usize = 11;
+pub const SECTION_COUNT: usize = 14;
+
+/// A DISTANCE word for "no token sequence reaches acceptance".
+pub const NO_DISTANCE: u32 = u32::MAX;
 
 /// Bit 31 of a STATES word: the state is accepting.
 pub const STATE_ACCEPTING: u32 = 1 << 31;
@@ -84,6 +103,10 @@ pub mod kind {
     /// Ascending token ids below `n_tokens` that are not allowed; every other
     /// id below `n_tokens` is.
     pub const DENY: u32 = 2;
+    /// A base mask's id (a mask of another kind), then ascending token ids
+    /// the base allows and this mask does not: a budget tier stored as its
+    /// state's full mask minus the tokens the budget rules out.
+    pub const DELTA: u32 = 3;
 }
 /// A MASK_INDEX head word holds the kind above this bit.
 pub const KIND_SHIFT: u32 = 30;

@@ -25,6 +25,13 @@
 //! # let _ = done; Ok(()) }
 //! ```
 //!
+//! Token budgets: [`Grammar::matcher_with_budget`] gives a matcher whose
+//! masks only allow tokens after which the output can still be completed in
+//! the tokens left, so every path that follows them is complete by its
+//! `n`-th token. The tables behind it (each state's fewest tokens to
+//! acceptance, masks tiered by that distance) are in every artifact and do
+//! not depend on `n`; serving a budgeted mask is the same lookup and fill.
+//!
 //! Mask layout: `ceil(vocab_size / 32)` `u32` words, the layout vLLM, SGLang,
 //! XGrammar and llguidance share. Ids at or beyond the tokenizer's token count
 //! (padding up to the model's logits size) are never allowed.
@@ -66,13 +73,20 @@ pub struct Grammar<'a> {
     token_bytes: &'a [u8],
     entries: &'a [u32],
     entry_names: &'a [u8],
+    distance: &'a [u32],
+    tier_index: &'a [u32],
+    tiers: &'a [u32],
     meta: &'a str,
     fingerprint: [u8; 32],
     vocab_size: u32,
     n_tokens: u32,
     n_classes: u32,
     start: u32,
+    max_tokens: u32,
 }
+
+/// A matcher's budget when it has none.
+const UNBOUNDED: u32 = u32::MAX;
 
 impl<'a> Grammar<'a> {
     /// Validates a decompressed artifact payload and returns a view over it.
@@ -84,22 +98,189 @@ impl<'a> Grammar<'a> {
         load::grammar_from_bytes(bytes)
     }
 
-    /// A fresh matcher at the start of the grammar.
+    /// A fresh matcher at the start of the grammar, with the artifact's
+    /// default budget ([`Grammar::max_tokens`]; none if it was compiled
+    /// without `--max-tokens`).
     pub fn matcher(&self) -> Matcher<'_> {
         Matcher {
             grammar: self,
             state: self.start,
+            left: self.default_budget(),
+            budget: self.default_budget(),
         }
     }
 
-    /// A fresh matcher at the entry point `name` (see [`Grammar::entries`]),
-    /// or `None` if the format has no such entry.
+    /// A fresh matcher at the start of the grammar that completes within
+    /// `n` tokens, EOS included: every token its masks allow leaves a
+    /// complete output reachable in the tokens that remain, so after at
+    /// most `n` accepted tokens the output is complete ([`Matcher::is_accepting`]).
+    ///
+    /// Fails if the shortest complete output takes more than `n` tokens
+    /// ([`Error::budget_shortfall`] gives both numbers).
+    pub fn matcher_with_budget(&self, n: u32) -> Result<Matcher<'_>, Error> {
+        self.budgeted(self.start, n)
+    }
+
+    /// A fresh matcher at the entry point `name` (see [`Grammar::entries`])
+    /// with the artifact's default budget, or `None` if the format has no
+    /// such entry.
     pub fn matcher_at(&self, name: &str) -> Option<Matcher<'_>> {
         let state = self.entry_state(name)?;
         Some(Matcher {
             grammar: self,
             state,
+            left: self.default_budget(),
+            budget: self.default_budget(),
         })
+    }
+
+    /// [`Grammar::matcher_with_budget`] at the entry point `name`.
+    pub fn matcher_at_with_budget(&self, name: &str, n: u32) -> Result<Matcher<'_>, Error> {
+        let state = self
+            .entry_state(name)
+            .ok_or(Error::new(error::ErrorKind::NoEntry))?;
+        self.budgeted(state, n)
+    }
+
+    fn budgeted(&self, state: u32, n: u32) -> Result<Matcher<'_>, Error> {
+        let need = self.distance_raw(state);
+        // UNBOUNDED is a sentinel: a budget that large is no budget.
+        let n = n.min(UNBOUNDED - 1);
+        if need > n {
+            return Err(Error::new(error::ErrorKind::Budget { need, budget: n }));
+        }
+        Ok(Matcher {
+            grammar: self,
+            state,
+            left: n,
+            budget: n,
+        })
+    }
+
+    fn default_budget(&self) -> u32 {
+        if self.max_tokens == 0 {
+            UNBOUNDED
+        } else {
+            self.max_tokens
+        }
+    }
+
+    /// The token budget the artifact was compiled for (`--max-tokens`):
+    /// the budget of [`Grammar::matcher`] and [`Grammar::matcher_at`].
+    pub fn max_tokens(&self) -> Option<u32> {
+        (self.max_tokens != 0).then_some(self.max_tokens)
+    }
+
+    /// The fewest tokens of a complete output from the start (EOS not
+    /// counted): the smallest budget [`Grammar::matcher_with_budget`] takes.
+    pub fn min_tokens(&self) -> u32 {
+        self.distance_raw(self.start)
+    }
+
+    /// The fewest tokens that lead from `state` to acceptance, over the
+    /// vocabulary's real tokens; `None` when no token sequence does (the
+    /// dead state, and states the masks never lead to).
+    pub fn distance(&self, state: u32) -> Option<u32> {
+        Some(self.distance_raw(state)).filter(|&d| d != layout::NO_DISTANCE)
+    }
+
+    fn distance_raw(&self, state: u32) -> u32 {
+        self.distance
+            .get(2 * state as usize)
+            .copied()
+            .unwrap_or(layout::NO_DISTANCE)
+    }
+
+    /// The mask id `state` serves with `left` tokens left (EOS included):
+    /// `None` when no text token is allowed there, only EOS in an accepting
+    /// state. `left = u32::MAX` means no budget.
+    pub fn budget_mask_id(&self, state: u32, left: u32) -> Option<u32> {
+        let s = state as usize;
+        if s >= self.states.len() || left == 0 {
+            return None;
+        }
+        let full = self.states[s] & !STATE_ACCEPTING;
+        if left == UNBOUNDED {
+            return Some(full);
+        }
+        let dist = self.distance[2 * s];
+        if dist == layout::NO_DISTANCE || left < dist {
+            return None;
+        }
+        // Tiers are stored relative to the state's distance: tier k serves
+        // while k <= left - 1, that is k + 1 - dist <= left - dist.
+        let x = left - dist;
+        if x >= self.distance[2 * s + 1] {
+            return Some(full);
+        }
+        let tiers = self.tier_list(s);
+        let below = tiers.chunks_exact(2).take_while(|p| p[0] <= x).count();
+        (below > 0).then(|| tiers[2 * (below - 1) + 1])
+    }
+
+    /// The stored (relative) tier pairs of state `s` (in range).
+    fn tier_list(&self, s: usize) -> &'a [u32] {
+        let (off, len) = (
+            self.tier_index[2 * s] as usize,
+            self.tier_index[2 * s + 1] as usize,
+        );
+        // In range: checked when the artifact was loaded.
+        &self.tiers[2 * off..2 * (off + len)]
+    }
+
+    /// Writes the mask of `state` with `left` tokens left (EOS included;
+    /// `u32::MAX`: no budget) into `out`: the tokens after which a complete
+    /// output still fits in `left - 1` tokens, and EOS in an accepting
+    /// state. Returns false (and leaves `out` untouched) if `out` is
+    /// shorter than [`Grammar::mask_words`].
+    pub fn fill_budget_mask(&self, state: u32, left: u32, out: &mut [u32]) -> bool {
+        if out.len() < self.mask_words() {
+            return false;
+        }
+        match self.budget_mask_id(state, left) {
+            Some(id) => self.fill_mask_by_id(id, out),
+            None => {
+                self.fill_eos(self.is_accepting_state(state), out);
+                true
+            }
+        }
+    }
+
+    /// Zeroes `out` and, if `allow`, sets the EOS bits.
+    fn fill_eos(&self, allow: bool, out: &mut [u32]) {
+        out.fill(0);
+        if allow {
+            for &t in self.eos {
+                out[(t >> 5) as usize] |= 1 << (t & 31);
+            }
+        }
+    }
+
+    /// The budget tiers of `state` below its full mask: `(k, mask id)`,
+    /// ascending; with `left` tokens left the state serves the last tier
+    /// with `k <= left - 1`, its full mask once `left - 1` reaches
+    /// [`Grammar::top_tier`].
+    pub fn tiers(&self, state: u32) -> impl Iterator<Item = (u32, u32)> + 'a {
+        let s = state as usize;
+        let (tiers, dist): (&'a [u32], u32) = if s < self.states.len() {
+            (self.tier_list(s), self.distance[2 * s])
+        } else {
+            (&[], 0)
+        };
+        // The loader checked that states with tiers have a distance.
+        tiers
+            .chunks_exact(2)
+            .map(move |p| ((p[0] + dist).wrapping_sub(1), p[1]))
+    }
+
+    /// The largest distance to acceptance among the states `state`'s
+    /// allowed tokens lead to: from `top_tier + 1` tokens left on, the state
+    /// serves its full mask. 0 for states with no distance.
+    pub fn top_tier(&self, state: u32) -> u32 {
+        match self.distance(state) {
+            Some(d) => (self.distance[2 * state as usize + 1] + d).saturating_sub(1),
+            None => 0,
+        }
     }
 
     /// The format's entry points, `(name, start state)`, the default (where
@@ -231,12 +412,32 @@ impl<'a> Grammar<'a> {
         }
         let (out, rest) = out.split_at_mut(words);
         rest.fill(0);
+        let (k, data) = self.mask_parts(id);
+        if k == kind::DELTA {
+            // The loader checked that the base is in range and not a delta.
+            self.fill_plain(data[0], out);
+            for &t in &data[1..] {
+                out[(t >> 5) as usize] &= !(1 << (t & 31));
+            }
+        } else {
+            self.fill_plain(id, out);
+        }
+        true
+    }
+
+    /// The kind and words of mask `id` (in range: checked by the caller).
+    fn mask_parts(&self, id: u32) -> (u32, &'a [u32]) {
         let head = self.mask_index[2 * id as usize];
         let len = self.mask_index[2 * id as usize + 1] as usize;
         let off = (head & OFFSET_MASK) as usize;
         // In range: checked when the artifact was loaded.
-        let data = &self.mask_data[off..off + len];
-        match head >> KIND_SHIFT {
+        (head >> KIND_SHIFT, &self.mask_data[off..off + len])
+    }
+
+    /// Fills a mask that is not a delta into `out` (exactly `mask_words`).
+    fn fill_plain(&self, id: u32, out: &mut [u32]) {
+        let (k, data) = self.mask_parts(id);
+        match k {
             kind::DENSE => out.copy_from_slice(data),
             kind::ALLOW => {
                 out.fill(0);
@@ -244,8 +445,8 @@ impl<'a> Grammar<'a> {
                     out[(t >> 5) as usize] |= 1 << (t & 31);
                 }
             }
-            _ => {
-                // kind::DENY: every real token, then clear the listed ones.
+            kind::DENY => {
+                // Every real token, then clear the listed ones.
                 let full = (self.n_tokens / 32) as usize;
                 out[..full].fill(u32::MAX);
                 out[full..].fill(0);
@@ -257,8 +458,9 @@ impl<'a> Grammar<'a> {
                     out[(t >> 5) as usize] &= !(1 << (t & 31));
                 }
             }
+            // A delta's base is never a delta (checked when loading).
+            _ => out.fill(0),
         }
-        true
     }
 
     /// Whether mask `id` allows `token`, without materializing it.
@@ -266,31 +468,38 @@ impl<'a> Grammar<'a> {
         if id as usize >= self.mask_count() || token >= self.n_tokens {
             return false;
         }
-        let head = self.mask_index[2 * id as usize];
-        let len = self.mask_index[2 * id as usize + 1] as usize;
-        let off = (head & OFFSET_MASK) as usize;
-        let data = &self.mask_data[off..off + len];
-        match head >> KIND_SHIFT {
+        let (k, data) = self.mask_parts(id);
+        match k {
             kind::DENSE => data[(token >> 5) as usize] & (1 << (token & 31)) != 0,
             kind::ALLOW => data.binary_search(&token).is_ok(),
-            _ => data.binary_search(&token).is_err(),
+            kind::DENY => data.binary_search(&token).is_err(),
+            _ => {
+                let base = data[0];
+                let (bk, bdata) = self.mask_parts(base);
+                let in_base = match bk {
+                    kind::DENSE => bdata[(token >> 5) as usize] & (1 << (token & 31)) != 0,
+                    kind::ALLOW => bdata.binary_search(&token).is_ok(),
+                    _ => bdata.binary_search(&token).is_err(),
+                };
+                in_base && data[1..].binary_search(&token).is_err()
+            }
         }
     }
 
-    /// How mask `id` is stored: `"dense"`, `"allow"` or `"deny"`, and its
-    /// length in words.
+    /// How mask `id` is stored: `"dense"`, `"allow"`, `"deny"` or
+    /// `"delta"`, and its length in words.
     pub fn mask_storage(&self, id: u32) -> Option<(&'static str, usize)> {
         if id as usize >= self.mask_count() {
             return None;
         }
-        let head = self.mask_index[2 * id as usize];
-        let len = self.mask_index[2 * id as usize + 1] as usize;
-        let name = match head >> KIND_SHIFT {
+        let (k, data) = self.mask_parts(id);
+        let name = match k {
             kind::DENSE => "dense",
             kind::ALLOW => "allow",
-            _ => "deny",
+            kind::DENY => "deny",
+            _ => "delta",
         };
-        Some((name, len))
+        Some((name, data.len()))
     }
 
     /// Walks `bytes` from `state`; `None` if the walk dies.
@@ -310,14 +519,19 @@ impl<'a> Grammar<'a> {
     }
 }
 
-/// The position of one generation in the grammar: a DFA state.
+/// The position of one generation in the grammar: a DFA state and the
+/// tokens it may still take.
 ///
-/// Two words; `Clone` is a copy, so saving a matcher for lookahead or
+/// Three words; `Clone` is a copy, so saving a matcher for lookahead or
 /// rollback costs nothing.
 #[derive(Clone, Copy, Debug)]
 pub struct Matcher<'g> {
     grammar: &'g Grammar<'g>,
     state: u32,
+    /// Tokens it may still take, EOS included; [`UNBOUNDED`]: no budget.
+    left: u32,
+    /// The budget it was created with (restored by `reset`).
+    budget: u32,
 }
 
 impl<'g> Matcher<'g> {
@@ -348,18 +562,15 @@ impl<'g> Matcher<'g> {
             return false;
         }
         if self.state == TERMINATED {
-            out.fill(0);
-            for &t in g.eos {
-                out[(t >> 5) as usize] |= 1 << (t & 31);
-            }
+            g.fill_eos(true, out);
             return true;
         }
-        let id = g.states[self.state as usize] & !STATE_ACCEPTING;
-        g.fill_mask_by_id(id, out)
+        g.fill_budget_mask(self.state, self.left, out)
     }
 
-    /// Advances by one token. Returns false, leaving the state unchanged, if
-    /// the token is not allowed here.
+    /// Advances by one token. Returns false, leaving the matcher unchanged,
+    /// if the token is not allowed here: exactly when its bit is clear in
+    /// [`Matcher::fill_mask`]'s mask.
     pub fn accept_token(&mut self, token: u32) -> bool {
         let g = self.grammar;
         if self.state == TERMINATED {
@@ -368,16 +579,30 @@ impl<'g> Matcher<'g> {
         if g.is_eos(token) {
             if g.is_accepting_state(self.state) {
                 self.state = TERMINATED;
+                self.spend();
                 return true;
             }
             return false;
         }
-        match g.token_bytes(token).and_then(|b| g.walk(self.state, b)) {
-            Some(next) => {
-                self.state = next;
-                true
-            }
-            None => false,
+        if self.left == 0 {
+            return false;
+        }
+        let Some(next) = g.token_bytes(token).and_then(|b| g.walk(self.state, b)) else {
+            return false;
+        };
+        // Token-level liveness, and the budget: the rest must fit.
+        let need = g.distance_raw(next);
+        if need == layout::NO_DISTANCE || (self.left != UNBOUNDED && need > self.left - 1) {
+            return false;
+        }
+        self.state = next;
+        self.spend();
+        true
+    }
+
+    fn spend(&mut self) {
+        if self.left != UNBOUNDED && self.left > 0 {
+            self.left -= 1;
         }
     }
 
@@ -403,23 +628,55 @@ impl<'g> Matcher<'g> {
         self.state == TERMINATED
     }
 
-    /// Back to the start of the grammar.
+    /// Back to the start of the grammar, with the budget the matcher was
+    /// created with.
     pub fn reset(&mut self) {
         self.state = self.grammar.start;
+        self.left = self.budget;
     }
 
-    /// Restarts at entry point `name`; false (state unchanged) if the
-    /// format has no such entry. For multi-turn use: after the engine has
-    /// inserted text of its own (a tool's result, the next prompt), the
-    /// same matcher goes on at the entry where the model writes again.
+    /// Restarts at entry point `name` with the budget the matcher was
+    /// created with; false (matcher unchanged) if the format has no such
+    /// entry or that budget cannot complete an output from it. For
+    /// multi-turn use: after the engine has inserted text of its own (a
+    /// tool's result, the next prompt), the same matcher goes on at the
+    /// entry where the model writes again.
     pub fn reset_to(&mut self, name: &str) -> bool {
         match self.grammar.entry_state(name) {
-            Some(s) => {
+            Some(s) if self.fits(s, self.budget) => {
                 self.state = s;
+                self.left = self.budget;
                 true
             }
-            None => false,
+            _ => false,
         }
+    }
+
+    /// Whether an output can complete from `state` with `left` tokens.
+    fn fits(&self, state: u32, left: u32) -> bool {
+        let need = self.grammar.distance_raw(state);
+        need != layout::NO_DISTANCE && (left == UNBOUNDED || need <= left)
+    }
+
+    /// The tokens this matcher may still take (EOS included), or `None`
+    /// when it has no budget.
+    pub fn tokens_left(&self) -> Option<u32> {
+        (self.left != UNBOUNDED).then_some(self.left)
+    }
+
+    /// Sets the tokens left from here on (for an engine that tracks its
+    /// own `max_tokens`); `None` removes the budget. Fails, leaving the
+    /// matcher unchanged, if the output cannot complete within `left`.
+    pub fn set_budget(&mut self, left: Option<u32>) -> Result<(), Error> {
+        let left = left.map_or(UNBOUNDED, |n| n.min(UNBOUNDED - 1));
+        if self.state != TERMINATED && !self.fits(self.state, left) {
+            return Err(Error::new(error::ErrorKind::Budget {
+                need: self.grammar.distance_raw(self.state),
+                budget: left,
+            }));
+        }
+        self.left = left;
+        Ok(())
     }
 
     /// Advances over bytes that were not sampled (text the engine inserts
@@ -429,17 +686,18 @@ impl<'g> Matcher<'g> {
     ///
     /// The bytes are text: a special token cannot be given this way (pass
     /// its id to [`Matcher::accept_token`]), and bytes `0xFE`/`0xFF` never
-    /// match.
+    /// match. They cost no budget, but the output must still be able to
+    /// complete within the tokens left after them.
     pub fn accept_bytes(&mut self, bytes: &[u8]) -> bool {
         if self.state == TERMINATED || bytes.iter().any(|&b| b >= 0xFE) {
             return false;
         }
         match self.grammar.walk(self.state, bytes) {
-            Some(next) => {
+            Some(next) if self.fits(next, self.left) => {
                 self.state = next;
                 true
             }
-            None => false,
+            _ => false,
         }
     }
 

@@ -35,6 +35,7 @@ pub(crate) struct Parts {
     n_tokens: u32,
     n_classes: u32,
     start: u32,
+    max_tokens: u32,
 }
 
 pub(crate) fn grammar_from_bytes(bytes: &[u8]) -> Result<Grammar<'_>, Error> {
@@ -68,13 +69,38 @@ pub(crate) fn assemble<'a>(bytes: &'a [u8], parts: &Parts) -> Grammar<'a> {
         token_bytes: b(sec::TOKEN_BYTES),
         entries: w(sec::ENTRIES),
         entry_names: b(sec::ENTRY_NAMES),
+        distance: w(sec::DISTANCE),
+        tier_index: w(sec::TIER_INDEX),
+        tiers: w(sec::TIERS),
         meta,
         fingerprint: parts.fingerprint,
         vocab_size: parts.vocab_size,
         n_tokens: parts.n_tokens,
         n_classes: parts.n_classes,
         start: parts.start,
+        max_tokens: parts.max_tokens,
     }
+}
+
+/// Checks that the token ids of mask `m` are below the token count and
+/// strictly ascending.
+fn check_ids(m: usize, ids: &[u32], n_tokens: u32) -> Result<(), Error> {
+    let mut prev: Option<u32> = None;
+    for &t in ids {
+        if t >= n_tokens {
+            return Err(Error::range(
+                "mask token",
+                m as u64,
+                t as u64,
+                n_tokens as u64,
+            ));
+        }
+        if prev.is_some_and(|p| p >= t) {
+            return Err(Error::new(ErrorKind::Order { mask: m as u32 }));
+        }
+        prev = Some(t);
+    }
+    Ok(())
 }
 
 /// Checks a payload, in the order FORMAT.md lists.
@@ -317,24 +343,25 @@ pub(crate) fn validate(bytes: &[u8]) -> Result<Parts, Error> {
                     }
                 }
             }
-            kind::ALLOW | kind::DENY => {
-                let mut prev: Option<u32> = None;
-                for &t in data {
-                    if t >= n_tokens {
-                        return Err(Error::range(
-                            "mask token",
-                            m as u64,
-                            t as u64,
-                            n_tokens as u64,
-                        ));
-                    }
-                    if prev.is_some_and(|p| p >= t) {
-                        return Err(Error::new(ErrorKind::Order { mask: m as u32 }));
-                    }
-                    prev = Some(t);
+            kind::ALLOW | kind::DENY => check_ids(m, data, n_tokens)?,
+            kind::DELTA => {
+                let Some((&base, ids)) = data.split_first() else {
+                    return Err(Error::field("delta mask length (at least its base)", 1, 0));
+                };
+                if base as usize >= n_masks {
+                    return Err(Error::range(
+                        "delta base of mask",
+                        m as u64,
+                        base as u64,
+                        n_masks as u64,
+                    ));
                 }
+                if mask_index[2 * base as usize] >> KIND_SHIFT == kind::DELTA {
+                    return Err(Error::new(ErrorKind::DeltaChain { mask: m as u32 }));
+                }
+                check_ids(m, ids, n_tokens)?;
             }
-            k => return Err(Error::range("mask kind", m as u64, k as u64, 3)),
+            k => return Err(Error::range("mask kind", m as u64, k as u64, 4)),
         }
     }
 
@@ -435,6 +462,69 @@ pub(crate) fn validate(bytes: &[u8]) -> Result<Parts, Error> {
             return Err(Error::new(ErrorKind::Utf8));
         }
     }
+
+    // Distances and tiers: in range and ordered, so that serving a budget
+    // indexes only inside them. (Whether the distances are right is the
+    // compiler's guarantee; a wrong table yields wrong masks, never an
+    // out-of-bounds read.)
+    let distance = word_sec(sec::DISTANCE, Some(n_states.saturating_mul(2)))?;
+    if distance[0] != layout::NO_DISTANCE {
+        return Err(Error::field(
+            "distance of the dead state",
+            layout::NO_DISTANCE as u64,
+            distance[0] as u64,
+        ));
+    }
+    let tier_index = word_sec(sec::TIER_INDEX, Some(n_states.saturating_mul(2)))?;
+    let tiers = word_sec(sec::TIERS, None)?;
+    if tiers.len() % 2 != 0 {
+        return Err(Error::section(
+            sec::TIERS,
+            "is not a list of (k, mask id) pairs",
+        ));
+    }
+    let pairs = tiers.len() / 2;
+    for s in 0..n_states {
+        let (off, len) = (tier_index[2 * s] as usize, tier_index[2 * s + 1] as usize);
+        let end = off.saturating_add(len);
+        if end > pairs {
+            return Err(Error::range(
+                "tier list end of state",
+                s as u64,
+                end as u64,
+                pairs as u64 + 1,
+            ));
+        }
+        if len > 0 && distance[2 * s] == layout::NO_DISTANCE {
+            return Err(Error::new(ErrorKind::TierOrder { state: s as u32 }));
+        }
+        let top = distance[2 * s + 1];
+        let mut prev: Option<u32> = None;
+        for pair in tiers[2 * off..2 * end].chunks_exact(2) {
+            let (k, mask) = (pair[0], pair[1]);
+            if mask as usize >= n_masks {
+                return Err(Error::range(
+                    "tier mask id of state",
+                    s as u64,
+                    mask as u64,
+                    n_masks as u64,
+                ));
+            }
+            if k >= top || prev.is_some_and(|p| p >= k) {
+                return Err(Error::new(ErrorKind::TierOrder { state: s as u32 }));
+            }
+            prev = Some(k);
+        }
+    }
+    let max_tokens = words[hdr::MAX_TOKENS];
+    if max_tokens != 0 && distance[2 * start as usize] > max_tokens {
+        return Err(Error::field(
+            "default budget (at least the start state's distance)",
+            distance[2 * start as usize] as u64,
+            max_tokens as u64,
+        ));
+    }
+
     Ok(Parts {
         sections,
         fingerprint,
@@ -442,5 +532,6 @@ pub(crate) fn validate(bytes: &[u8]) -> Result<Parts, Error> {
         n_tokens,
         n_classes: n_classes as u32,
         start,
+        max_tokens,
     })
 }

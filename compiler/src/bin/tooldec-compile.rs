@@ -108,6 +108,14 @@ struct Args {
     /// Threads for the vocabulary crossing (0: all cores).
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Complete within N tokens: every matcher starts with a budget of N
+    /// tokens (EOS included) and its masks only allow tokens after which a
+    /// complete output still fits, so every sampling path is a complete,
+    /// valid call by its N-th token. Refused when the shortest complete
+    /// output needs more. The artifact is the same size for every N: the
+    /// runtime can serve any other budget too (matcher_with_budget).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_tokens: Option<u32>,
     /// Print nothing but errors.
     #[arg(short, long)]
     quiet: bool,
@@ -146,6 +154,7 @@ fn run(args: &Args) -> Result<(), Error> {
         vocab_size: args.vocab_size,
         zstd_level: (!args.uncompressed).then_some(args.zstd_level),
         threads: args.threads,
+        max_tokens: args.max_tokens,
     };
     let shown = args.tools.display().to_string();
     let text = std::fs::read_to_string(&args.tools)
@@ -253,12 +262,39 @@ fn print_summary(
         r.nfa_states, r.dfa_states, r.min_states, r.classes
     );
     println!(
-        "  masks          {} distinct ({} dense, {} allow-lists, {} deny-lists; {} words)",
-        r.masks, r.forms.dense, r.forms.allow, r.forms.deny, r.forms.words
+        "  masks          {} distinct ({} dense, {} allow-lists, {} deny-lists, {} deltas; {} words)",
+        r.masks, r.forms.dense, r.forms.allow, r.forms.deny, r.forms.delta, r.forms.words
     );
     println!(
-        "  token trie     {} nodes, {} visited over all states",
+        "  token trie     {} nodes, {} visited over all states (two walks)",
         r.trie_nodes, r.nodes_visited
+    );
+    let mins: Vec<String> = r
+        .min_tokens
+        .iter()
+        .map(|(name, d)| {
+            if r.min_tokens.len() > 1 {
+                format!("{name} {d}")
+            } else {
+                d.to_string()
+            }
+        })
+        .collect();
+    println!(
+        "  tokens         shortest complete output {} tokens; {} token edges; {} states no token sequence completes (masked out)",
+        mins.join(", "),
+        r.token_edges,
+        r.token_dead
+    );
+    println!(
+        "  budget tiers   {} states have {} tiers below their full mask (at most {} tiers per state){}",
+        r.tiered_states,
+        r.lower_tiers,
+        r.max_tiers,
+        match r.max_tokens {
+            Some(n) => format!("; default budget --max-tokens {n}"),
+            None => String::new(),
+        }
     );
     let phases: Vec<String> = std::iter::once(("vocab", vocab_time))
         .chain(r.phases.iter().copied())
