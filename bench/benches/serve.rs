@@ -2,7 +2,8 @@
 //! `accept_token`, outlines-core's index lookups written into the same
 //! bitmask, and llguidance's `compute_mask` / `consume_token`, at the states
 //! of fixed walks through the same grammar (each iteration takes the next
-//! step, cycling). Before timing, tooldec's masks along the walks must hash
+//! step, cycling); tooldec's again with each walk's matcher given the
+//! tightest budget the walk fits in (its length). Before timing, tooldec's masks along the walks must hash
 //! to the recorded value and both peers' masks must equal ours.
 //!
 //! `TOOLDEC_DATA` must be set. `TOOLDEC_BENCH_TOKENIZERS` (default
@@ -49,6 +50,21 @@ fn serve(c: &mut Criterion) {
                     assert!(m.accept_token(t));
                 }
             }
+            // The same steps under the tightest budget each walk fits in
+            // (its own length): most masks come from the budget tiers.
+            let mut tight = Vec::new();
+            for walk in &ws {
+                let mut m = g
+                    .matcher_with_budget(walk.len() as u32)
+                    .expect("a walk fits its own length");
+                for &t in walk {
+                    tight.push((m, t));
+                    assert!(
+                        m.accept_token(t),
+                        "a budget of the walk's length refused it"
+                    );
+                }
+            }
             let mut buf = vec![0u32; words];
             let mut group = c.benchmark_group(format!("serve/{tok}/{spec}"));
             let mut i = 0;
@@ -62,6 +78,19 @@ fn serve(c: &mut Criterion) {
                 b.iter(|| {
                     i = (i + 1) % steps.len();
                     let (mut m, t) = steps[i];
+                    std::hint::black_box(m.accept_token(t))
+                })
+            });
+            group.bench_function("tooldec/fill_mask_budget", |b| {
+                b.iter(|| {
+                    i = (i + 1) % tight.len();
+                    tight[i].0.fill_mask(&mut buf);
+                })
+            });
+            group.bench_function("tooldec/accept_token_budget", |b| {
+                b.iter(|| {
+                    i = (i + 1) % tight.len();
+                    let (mut m, t) = tight[i];
                     std::hint::black_box(m.accept_token(t))
                 })
             });
