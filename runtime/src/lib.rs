@@ -522,8 +522,8 @@ impl<'a> Grammar<'a> {
 /// The position of one generation in the grammar: a DFA state and the
 /// tokens it may still take.
 ///
-/// Three words; `Clone` is a copy, so saving a matcher for lookahead or
-/// rollback costs nothing.
+/// A reference and three `u32`s; `Clone` is a copy, so saving a matcher
+/// for lookahead or rollback costs nothing.
 #[derive(Clone, Copy, Debug)]
 pub struct Matcher<'g> {
     grammar: &'g Grammar<'g>,
