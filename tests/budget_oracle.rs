@@ -60,6 +60,7 @@ use tooldec_compiler::spec::{self, ToolSet};
 use tooldec_compiler::vocab::{Token, Vocab};
 use tooldec_compiler::{compile, compile_schema, Compiled, Error, ErrorKind, Options, Report};
 use tooldec_runtime::{Artifact, Grammar, Matcher};
+use tooldec_tests::served::{grammar_specials, marker, served_states, walk_bytes};
 use tooldec_tests::walk::{self, SplitMix64};
 
 /// Budgets are checked up to the largest entry minimum plus this.
@@ -219,46 +220,6 @@ struct Oracle {
     entries: Vec<(String, u32)>,
     /// Per entry: the least `N` with `(entry, N)` live in the product.
     min: Vec<u32>,
-}
-
-fn marker(id: u32) -> [u8; 4] {
-    [0xFF, (id >> 16) as u8, (id >> 8) as u8, id as u8]
-}
-
-fn walk_bytes(g: &Grammar<'_>, mut s: u32, bytes: &[u8]) -> u32 {
-    for &b in bytes {
-        s = g.next_state(s, b);
-        if s == 0 {
-            break;
-        }
-    }
-    s
-}
-
-fn grammar_specials(g: &Grammar<'_>) -> Vec<u32> {
-    let meta: serde_json::Value = serde_json::from_str(g.metadata()).unwrap();
-    meta["grammar_specials"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_u64().unwrap() as u32)
-        .collect()
-}
-
-/// The states reached from the entries over text bytes and used specials.
-fn served_states(g: &Grammar<'_>, specials: &[u32]) -> Vec<bool> {
-    let mut served = vec![false; g.state_count()];
-    let mut stack: Vec<u32> = g.entries().map(|e| e.1).collect();
-    while let Some(s) = stack.pop() {
-        if std::mem::replace(&mut served[s as usize], true) {
-            continue;
-        }
-        let next = (0..0xFEu8)
-            .map(|b| g.next_state(s, b))
-            .chain(specials.iter().map(|&id| walk_bytes(g, s, &marker(id))));
-        stack.extend(next.filter(|&t| t != 0 && !served[t as usize]));
-    }
-    served
 }
 
 impl Oracle {

@@ -12,6 +12,7 @@ use tooldec_compiler::dfa::{Dfa, DEAD};
 use tooldec_compiler::vocab::{Token, Vocab};
 use tooldec_compiler::{build_dfa, compile, spec, Options};
 use tooldec_runtime::Artifact;
+use tooldec_tests::served::{grammar_specials, marker, served_states};
 
 fn example(name: &str) -> (String, String) {
     let path = format!("{}/../grammars/examples/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -80,34 +81,8 @@ fn small_vocab() -> Vocab {
 fn check_masks_by_brute_force(artifact: &[u8], vocab: &Vocab) -> usize {
     let art = Artifact::from_bytes(artifact).unwrap();
     let g = art.grammar();
-    let meta: serde_json::Value = serde_json::from_str(g.metadata()).unwrap();
-    let specials: Vec<u32> = meta["grammar_specials"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_u64().unwrap() as u32)
-        .collect();
-    let marker = |id: u32| [0xFF, (id >> 16) as u8, (id >> 8) as u8, id as u8];
-    let walk = |mut st: u32, bytes: &[u8]| {
-        for &b in bytes {
-            st = g.next_state(st, b);
-            if st == 0 {
-                break;
-            }
-        }
-        st
-    };
-    let mut served = vec![false; g.state_count()];
-    let mut stack: Vec<u32> = g.entries().map(|e| e.1).collect();
-    while let Some(s) = stack.pop() {
-        if std::mem::replace(&mut served[s as usize], true) {
-            continue;
-        }
-        let next = (0..0xFEu8)
-            .map(|b| g.next_state(s, b))
-            .chain(specials.iter().map(|&id| walk(s, &marker(id))));
-        stack.extend(next.filter(|&t| t != 0 && !served[t as usize]));
-    }
+    let specials = grammar_specials(&g);
+    let served = served_states(&g, &specials);
     let mut words = vec![0u32; g.mask_words()];
     let mut checked = 0;
     for s in 1..g.state_count() as u32 {

@@ -96,16 +96,6 @@ impl TokenTrie {
         self.byte.len()
     }
 
-    /// Sets the bit of every token that can be read from `state`; returns
-    /// the number of trie nodes visited.
-    pub fn walk(&self, dfa: &Dfa, state: u32, stack: &mut Vec<u32>, mask: &mut [u32]) -> usize {
-        self.walk_with(dfa, state, stack, |_, toks| {
-            for &t in toks {
-                mask[(t >> 5) as usize] |= 1 << (t & 31);
-            }
-        })
-    }
-
     /// Calls `f(next, tokens)` for every trie node whose bytes lead from
     /// `state` to the live state `next`, with the tokens that end there (at
     /// least one); returns the number of trie nodes visited.
@@ -380,6 +370,8 @@ pub fn masks(
         stack: Vec<u32>,
         bufs: Vec<Vec<u32>>,
         ks: Vec<u32>,
+        /// The id of the empty mask in `set`, once made.
+        empty: Option<u32>,
         visited: usize,
     }
     let (blocks, tierers) = par_blocks(
@@ -390,15 +382,18 @@ pub fn masks(
             stack: Vec::new(),
             bufs: Vec::new(),
             ks: Vec::new(),
+            empty: None,
             visited: 0,
         },
         |range, w| {
             let mut out = Vec::with_capacity(range.len());
             for s in range {
                 if s as u32 == DEAD || !served[s] || distance[s] == NO_DISTANCE {
-                    let empty = vec![0u32; mask_words];
+                    let empty = *w
+                        .empty
+                        .get_or_insert_with(|| w.set.id(&vec![0u32; mask_words]));
                     out.push(Tiered {
-                        top: w.set.id(&empty),
+                        top: empty,
                         top_tier: 0,
                         lower: Vec::new(),
                     });

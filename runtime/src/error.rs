@@ -46,7 +46,8 @@ pub(crate) enum ErrorKind {
     Order { mask: u32 },
     /// A delta mask's base is itself a delta.
     DeltaChain { mask: u32 },
-    /// A state's budget tiers are not strictly ascending below its top tier.
+    /// A state's budget tiers are not strictly ascending below its top tier,
+    /// or a state with no distance has tiers.
     TierOrder { state: u32 },
     /// A matcher was asked for a budget below what the output needs.
     Budget { need: u32, budget: u32 },
@@ -94,13 +95,7 @@ impl Error {
     pub fn vocabulary_mismatch(what: &'static str) -> Error {
         Error::new(ErrorKind::Mismatch { what })
     }
-}
 
-const fn layout_no_distance() -> u32 {
-    crate::layout::NO_DISTANCE
-}
-
-impl Error {
     /// For a budget error ([`crate::Grammar::matcher_with_budget`]): the
     /// fewest tokens the output needs, and the budget that was given.
     pub fn budget_shortfall(&self) -> Option<(u32, u32)> {
@@ -169,9 +164,9 @@ impl fmt::Display for Error {
             ),
             TierOrder { state } => write!(
                 f,
-                "invalid artifact: the budget tiers of state {state} are not strictly ascending below its top tier"
+                "invalid artifact: the budget tiers of state {state} are not strictly ascending below its top tier, or it has tiers and no distance"
             ),
-            Budget { need, budget } if *need == layout_no_distance() => write!(
+            Budget { need, budget } if *need == crate::layout::NO_DISTANCE => write!(
                 f,
                 "token budget {budget}: no sequence of tokens completes the output from here"
             ),

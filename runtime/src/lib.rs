@@ -143,17 +143,30 @@ impl<'a> Grammar<'a> {
     }
 
     fn budgeted(&self, state: u32, n: u32) -> Result<Matcher<'_>, Error> {
-        let need = self.distance_raw(state);
         // UNBOUNDED is a sentinel: a budget that large is no budget.
         let n = n.min(UNBOUNDED - 1);
-        if need > n {
-            return Err(Error::new(error::ErrorKind::Budget { need, budget: n }));
+        if !self.fits(state, n) {
+            return Err(self.shortfall(state, n));
         }
         Ok(Matcher {
             grammar: self,
             state,
             left: n,
             budget: n,
+        })
+    }
+
+    /// Whether an output can be completed from `state` with `left` tokens
+    /// ([`UNBOUNDED`]: any number): the one rule behind every budget check.
+    fn fits(&self, state: u32, left: u32) -> bool {
+        let need = self.distance_raw(state);
+        need != layout::NO_DISTANCE && (left == UNBOUNDED || need <= left)
+    }
+
+    fn shortfall(&self, state: u32, left: u32) -> Error {
+        Error::new(error::ErrorKind::Budget {
+            need: self.distance_raw(state),
+            budget: left,
         })
     }
 
@@ -469,20 +482,24 @@ impl<'a> Grammar<'a> {
             return false;
         }
         let (k, data) = self.mask_parts(id);
+        if k == kind::DELTA {
+            // The loader checked that the base is in range and not a delta.
+            self.plain_contains(data[0], token) && data[1..].binary_search(&token).is_err()
+        } else {
+            self.plain_contains(id, token)
+        }
+    }
+
+    /// Whether a mask that is not a delta allows `token` (below the token
+    /// count).
+    fn plain_contains(&self, id: u32, token: u32) -> bool {
+        let (k, data) = self.mask_parts(id);
         match k {
             kind::DENSE => data[(token >> 5) as usize] & (1 << (token & 31)) != 0,
             kind::ALLOW => data.binary_search(&token).is_ok(),
             kind::DENY => data.binary_search(&token).is_err(),
-            _ => {
-                let base = data[0];
-                let (bk, bdata) = self.mask_parts(base);
-                let in_base = match bk {
-                    kind::DENSE => bdata[(token >> 5) as usize] & (1 << (token & 31)) != 0,
-                    kind::ALLOW => bdata.binary_search(&token).is_ok(),
-                    _ => bdata.binary_search(&token).is_err(),
-                };
-                in_base && data[1..].binary_search(&token).is_err()
-            }
+            // A delta's base is never a delta (checked when loading).
+            _ => false,
         }
     }
 
@@ -591,8 +608,12 @@ impl<'g> Matcher<'g> {
             return false;
         };
         // Token-level liveness, and the budget: the rest must fit.
-        let need = g.distance_raw(next);
-        if need == layout::NO_DISTANCE || (self.left != UNBOUNDED && need > self.left - 1) {
+        let after = if self.left == UNBOUNDED {
+            UNBOUNDED
+        } else {
+            self.left - 1
+        };
+        if !g.fits(next, after) {
             return false;
         }
         self.state = next;
@@ -643,19 +664,13 @@ impl<'g> Matcher<'g> {
     /// entry where the model writes again.
     pub fn reset_to(&mut self, name: &str) -> bool {
         match self.grammar.entry_state(name) {
-            Some(s) if self.fits(s, self.budget) => {
+            Some(s) if self.grammar.fits(s, self.budget) => {
                 self.state = s;
                 self.left = self.budget;
                 true
             }
             _ => false,
         }
-    }
-
-    /// Whether an output can complete from `state` with `left` tokens.
-    fn fits(&self, state: u32, left: u32) -> bool {
-        let need = self.grammar.distance_raw(state);
-        need != layout::NO_DISTANCE && (left == UNBOUNDED || need <= left)
     }
 
     /// The tokens this matcher may still take (EOS included), or `None`
@@ -669,11 +684,8 @@ impl<'g> Matcher<'g> {
     /// matcher unchanged, if the output cannot complete within `left`.
     pub fn set_budget(&mut self, left: Option<u32>) -> Result<(), Error> {
         let left = left.map_or(UNBOUNDED, |n| n.min(UNBOUNDED - 1));
-        if self.state != TERMINATED && !self.fits(self.state, left) {
-            return Err(Error::new(error::ErrorKind::Budget {
-                need: self.grammar.distance_raw(self.state),
-                budget: left,
-            }));
+        if self.state != TERMINATED && !self.grammar.fits(self.state, left) {
+            return Err(self.grammar.shortfall(self.state, left));
         }
         self.left = left;
         Ok(())
@@ -693,7 +705,7 @@ impl<'g> Matcher<'g> {
             return false;
         }
         match self.grammar.walk(self.state, bytes) {
-            Some(next) if self.fits(next, self.left) => {
+            Some(next) if self.grammar.fits(next, self.left) => {
                 self.state = next;
                 true
             }

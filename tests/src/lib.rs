@@ -611,17 +611,12 @@ pub mod walk {
     /// unreachable, e.g. the dead state 0): a backward BFS over
     /// [`Grammar::next_state`] for all bytes, accepting states at 0.
     pub fn distances(g: &Grammar<'_>) -> Vec<u32> {
-        distances_over(g, &[true; 256])
-    }
-
-    /// Like [`distances`], moving only on the bytes marked in `bytes`.
-    pub fn distances_over(g: &Grammar<'_>, bytes: &[bool; 256]) -> Vec<u32> {
         let n = g.state_count();
         // Reverse edges, deduplicated per source state.
         let mut rev: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut stamp = vec![u32::MAX; n];
         for s in 1..n as u32 {
-            for b in (0..=255u8).filter(|&b| bytes[b as usize]) {
+            for b in 0..=255u8 {
                 let t = g.next_state(s, b);
                 if t == 0 || t == s || stamp[t as usize] == s {
                     continue;
@@ -1195,5 +1190,56 @@ pub mod render {
     pub fn ground_truth_args(parameters: &Value, call_args: &Value) -> Result<Value, String> {
         let resolved = resolve_ground_truth(call_args);
         conform(parameters, &resolved)
+    }
+}
+
+/// The served part of a loaded grammar, as `runtime/FORMAT.md` defines it,
+/// for oracles that must not read the compiler's own tables.
+pub mod served {
+    use tooldec_runtime::Grammar;
+
+    /// The reserved bytes a special token `id` the grammar uses reads as.
+    pub fn marker(id: u32) -> [u8; 4] {
+        [0xFF, (id >> 16) as u8, (id >> 8) as u8, id as u8]
+    }
+
+    /// Walks `bytes` from `s` with [`Grammar::next_state`]; 0 if it dies.
+    pub fn walk_bytes(g: &Grammar<'_>, mut s: u32, bytes: &[u8]) -> u32 {
+        for &b in bytes {
+            s = g.next_state(s, b);
+            if s == 0 {
+                break;
+            }
+        }
+        s
+    }
+
+    /// The special token ids the grammar uses (from the metadata).
+    pub fn grammar_specials(g: &Grammar<'_>) -> Vec<u32> {
+        let meta: serde_json::Value = serde_json::from_str(g.metadata()).unwrap();
+        meta["grammar_specials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap() as u32)
+            .collect()
+    }
+
+    /// The states a matcher can be in: reached from the entries over text
+    /// bytes (below the reserved `0xFE`) and the whole special tokens the
+    /// grammar uses.
+    pub fn served_states(g: &Grammar<'_>, specials: &[u32]) -> Vec<bool> {
+        let mut served = vec![false; g.state_count()];
+        let mut stack: Vec<u32> = g.entries().map(|e| e.1).collect();
+        while let Some(s) = stack.pop() {
+            if std::mem::replace(&mut served[s as usize], true) {
+                continue;
+            }
+            let next = (0..0xFEu8)
+                .map(|b| g.next_state(s, b))
+                .chain(specials.iter().map(|&id| walk_bytes(g, s, &marker(id))));
+            stack.extend(next.filter(|&t| t != 0 && !served[t as usize]));
+        }
+        served
     }
 }
