@@ -2,11 +2,20 @@
 //! headers, misaligned buffers and corrupt zstd frames are all errors. When a
 //! mutated payload happens to pass validation, serving from it must still
 //! not panic (validation guarantees every index the serving path computes).
+//!
+//! Integrity (format version 4): every truncation and every changed byte of
+//! the golden artifacts is refused, by the envelope of a compressed file
+//! before anything is decompressed, and by the payload checksum of a raw
+//! payload. Mutation tests that aim at the structural checks behind the
+//! checksum re-stamp it (`layout::stamp_checksum`).
+
+#[path = "fuzz_common.rs"]
+mod fuzz_common;
 
 use tooldec_compiler::vocab::Vocab;
 use tooldec_compiler::{compile, spec, Options};
-use tooldec_runtime::layout::{hdr, HEADER_WORDS};
-use tooldec_runtime::{Artifact, Grammar};
+use tooldec_runtime::layout::{self, envelope, hdr, HEADER_WORDS};
+use tooldec_runtime::{Artifact, Error, Grammar};
 
 fn payload() -> Vec<u8> {
     let path = format!(
@@ -22,19 +31,7 @@ fn payload() -> Vec<u8> {
     compile(&set, &vocab, &opts, &mut |_| {}).unwrap().artifact
 }
 
-/// Copies into a 4-aligned buffer, as an engine loading from disk would.
-fn aligned(bytes: &[u8]) -> Vec<u32> {
-    let mut words = vec![0u32; bytes.len().div_ceil(4)];
-    for (i, b) in bytes.iter().enumerate() {
-        words[i / 4] |= (*b as u32) << (8 * (i % 4));
-    }
-    words
-}
-
-fn view(words: &[u32], len: usize) -> &[u8] {
-    // SAFETY: u8 has no alignment requirement; len is within the buffer.
-    unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), len) }
-}
+use fuzz_common::{aligned, view};
 
 /// Serves a few steps from a grammar that passed validation.
 /// The lowest token id set in a mask.
@@ -110,6 +107,8 @@ fn bit_flips_never_panic() {
             let len = q.len();
             q[pos % len] ^= 1 << (next() % 8);
         }
+        // Past the checksum, to the structural checks behind it.
+        layout::stamp_checksum(&mut q);
         let words = aligned(&q);
         match Grammar::from_bytes(view(&words, q.len())) {
             Ok(g) => {
@@ -140,6 +139,7 @@ fn foreign_and_mismatched_inputs_are_explained() {
     assert!(msg(b"GGUF\x03\0\0\0 not an artifact at all").contains("not a tooldec artifact"));
     let mut v = p.clone();
     v[hdr::VERSION * 4] = 99;
+    layout::stamp_checksum(&mut v);
     assert!(msg(&v).contains("version 99"), "{}", msg(&v));
     let mut e = p.clone();
     e[hdr::ENDIAN * 4..hdr::ENDIAN * 4 + 4].reverse();
@@ -179,8 +179,9 @@ fn corrupt_compressed_artifacts_are_errors() {
     let mut flipped = c.clone();
     let mid = flipped.len() / 2;
     flipped[mid] ^= 0x55;
-    // Either zstd notices or the payload validation does; never a panic.
-    let _ = Artifact::from_bytes(&flipped);
+    // The envelope's checksum notices before zstd sees the frame.
+    let err = Artifact::from_bytes(&flipped).err().unwrap();
+    assert!(err.is_corrupt(), "{err}");
     assert!(Artifact::open("/nonexistent/tools.tdm")
         .err()
         .map(|e| e.to_string())
@@ -190,4 +191,339 @@ fn corrupt_compressed_artifacts_are_errors() {
 
 fn zstd_frame(p: &[u8]) -> Vec<u8> {
     tooldec_compiler::write::compress(p, 3).unwrap()
+}
+
+fn root(rel: &str) -> String {
+    format!("{}/../{rel}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The committed compressed artifacts: the golden one and the fuzz seeds.
+fn golden_files() -> Vec<(String, Vec<u8>)> {
+    [
+        "artifacts/weather-gpt2.tdm",
+        "fuzz/seeds/react-bytes.tdm",
+        "fuzz/seeds/hermes-budget.tdm",
+    ]
+    .into_iter()
+    .map(|n| (n.to_string(), std::fs::read(root(n)).unwrap()))
+    .collect()
+}
+
+/// Runs `f(lo, hi)` over `0..n` split between the available cores.
+fn parallel(n: usize, f: impl Fn(usize, usize) + Sync) {
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |t| t.get())
+        .clamp(1, 8);
+    let chunk = n.div_ceil(threads);
+    std::thread::scope(|s| {
+        for i in 0..threads {
+            let f = &f;
+            s.spawn(move || f(i * chunk, ((i + 1) * chunk).min(n)));
+        }
+    });
+}
+
+#[test]
+fn every_truncation_of_each_golden_file_is_refused() {
+    let t = std::time::Instant::now();
+    for (name, file) in golden_files() {
+        let len = file.len();
+        assert!(Artifact::from_bytes(&file).is_ok(), "{name} loads");
+        for n in 0..len {
+            let err = match Artifact::from_bytes(&file[..n]) {
+                Ok(_) => panic!("{name} cut to {n} bytes loaded"),
+                Err(e) => e.to_string(),
+            };
+            if n >= envelope::BYTES {
+                assert_eq!(
+                    err,
+                    format!("artifact truncated: the artifact says {len} bytes, the file has {n}"),
+                    "{name}"
+                );
+            } else if n >= 4 {
+                assert_eq!(
+                    err,
+                    format!("artifact truncated: envelope needs 40 bytes, only {n} present")
+                );
+            }
+        }
+    }
+    println!("every truncation refused in {:.1?}", t.elapsed());
+}
+
+#[test]
+fn every_changed_byte_of_each_golden_file_is_refused() {
+    let t = std::time::Instant::now();
+    for (name, file) in golden_files() {
+        parallel(file.len(), |lo, hi| {
+            let mut q = file.clone();
+            for pos in lo..hi {
+                // Every delta 1..=255 occurs, at positions of every residue.
+                let delta = 1 + (pos % 255) as u8;
+                q[pos] ^= delta;
+                match Artifact::from_bytes(&q) {
+                    Ok(_) => panic!("{name}: byte {pos} ^ {delta:#x} loaded"),
+                    // The first four bytes are the envelope's magic: without
+                    // it the file is no envelope (and no payload either).
+                    Err(e) => assert!(pos < 4 || e.is_corrupt(), "{name} byte {pos}: {e}"),
+                }
+                q[pos] ^= delta;
+            }
+        });
+    }
+    println!("every changed byte refused in {:.1?}", t.elapsed());
+}
+
+/// Raw payloads (`--uncompressed`): every truncation, through the no_std
+/// entry point on an aligned buffer (each refusal is constant time).
+#[test]
+fn every_truncation_of_each_raw_payload_is_refused() {
+    for (name, file) in golden_files() {
+        let p = Artifact::from_bytes(&file).unwrap().payload().to_vec();
+        let words = aligned(&p);
+        assert!(Grammar::from_bytes(view(&words, p.len())).is_ok());
+        for n in 0..p.len() {
+            if Grammar::from_bytes(view(&words, n)).is_ok() {
+                panic!("{name}: the payload cut to {n} bytes loaded");
+            }
+        }
+        // Artifact copies its input: a sample through it.
+        for n in (0..p.len()).step_by(997) {
+            assert!(Artifact::from_bytes(&p[..n]).is_err());
+        }
+    }
+}
+
+/// Raw payloads: a changed byte is refused, by the checksum unless it hits
+/// the label, the byte-order word or the length. Every byte of the seeds'
+/// payloads; a stride of the golden one's (1.4 MB: each check reads all of
+/// it), with every byte of its header and section table.
+#[test]
+fn changed_bytes_of_each_raw_payload_are_refused() {
+    for (name, file) in golden_files() {
+        let p = Artifact::from_bytes(&file).unwrap().payload().to_vec();
+        let positions: Vec<usize> = if p.len() < 100_000 {
+            (0..p.len()).collect()
+        } else {
+            (0..(HEADER_WORDS + 42) * 4)
+                .chain((0..p.len()).step_by(61))
+                .collect()
+        };
+        parallel(positions.len(), |lo, hi| {
+            let mut words = aligned(&p);
+            for &pos in &positions[lo..hi] {
+                let delta = 1 + (pos % 255) as u32;
+                words[pos / 4] ^= delta << (8 * (pos % 4));
+                match Grammar::from_bytes(view(&words, p.len())) {
+                    Ok(_) => panic!("{name}: payload byte {pos} ^ {delta:#x} loaded"),
+                    Err(e) => {
+                        let w = pos / 4;
+                        let structural = matches!(w, 0 | 1 | hdr::ENDIAN | hdr::TOTAL_BYTES);
+                        assert!(structural || e.is_corrupt(), "{name} byte {pos}: {e}");
+                    }
+                }
+                words[pos / 4] ^= delta << (8 * (pos % 4));
+            }
+        });
+    }
+}
+
+fn golden() -> Artifact {
+    Artifact::open(root("artifacts/weather-gpt2.tdm")).unwrap()
+}
+
+fn message(r: Result<Artifact, Error>) -> String {
+    r.err().map(|e| e.to_string()).unwrap_or_default()
+}
+
+fn grammar_message(p: &[u8]) -> String {
+    let words = aligned(p);
+    Grammar::from_bytes(view(&words, p.len()))
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default()
+}
+
+/// A file's envelope with one field changed and its own CRC re-stamped.
+fn with_envelope_field(file: &[u8], at: usize, value: u32) -> Vec<u8> {
+    let mut f = file.to_vec();
+    f[at..at + 4].copy_from_slice(&value.to_le_bytes());
+    let own = layout::crc32c(&f[..envelope::AT_SELF_CRC]);
+    f[envelope::AT_SELF_CRC..envelope::BYTES].copy_from_slice(&own.to_le_bytes());
+    f
+}
+
+#[test]
+fn other_format_versions_are_named() {
+    let file = std::fs::read(root("artifacts/weather-gpt2.tdm")).unwrap();
+    let older = "artifact format version 3; this runtime reads version 4 \
+                 (recompile the artifact with this release's tooldec-compile)";
+    let newer = "artifact format version 5; this runtime reads version 4 \
+                 (it needs a newer tooldec runtime)";
+    // The envelope says so before anything is decompressed.
+    let v3 = with_envelope_field(&file, envelope::AT_VERSION, 3);
+    assert_eq!(message(Artifact::from_bytes(&v3)), older);
+    let v5 = with_envelope_field(&file, envelope::AT_VERSION, 5);
+    assert_eq!(message(Artifact::from_bytes(&v5)), newer);
+    // Another version's envelope may have another layout: its version is
+    // still read, whatever the rest holds.
+    let mut v2 = file.clone();
+    v2[envelope::AT_VERSION..envelope::AT_VERSION + 4].copy_from_slice(&2u32.to_le_bytes());
+    v2[4] = 24;
+    assert_eq!(
+        message(Artifact::from_bytes(&v2)),
+        older.replace("version 3", "version 2")
+    );
+
+    // A raw payload, and a bare zstd frame (as version 3 and earlier
+    // wrote): the payload's header says.
+    let mut p = golden().payload().to_vec();
+    p[hdr::VERSION * 4] = 3;
+    layout::stamp_checksum(&mut p);
+    assert_eq!(grammar_message(&p), older);
+    assert_eq!(message(Artifact::from_bytes(&p)), older);
+    let bare = &tooldec_compiler::write::compress(&p, 3).unwrap()[envelope::BYTES..];
+    assert_eq!(message(Artifact::from_bytes(bare)), older);
+    p[hdr::VERSION * 4] = 5;
+    layout::stamp_checksum(&mut p);
+    assert_eq!(grammar_message(&p), newer);
+
+    // A damaged version byte is damage, not another version.
+    let mut d = golden().payload().to_vec();
+    d[hdr::VERSION * 4 + 1] ^= 0x40;
+    assert_eq!(
+        grammar_message(&d),
+        "corrupt artifact: the header's version word reads 16388, but the payload's \
+         checksum holds for version 4: the version word was damaged"
+    );
+    let mut e = file.clone();
+    e[envelope::AT_VERSION] ^= 0x07;
+    let err = Artifact::from_bytes(&e).err().unwrap();
+    assert!(err.is_corrupt(), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("corrupt artifact: the envelope (bytes 0-39) fails its CRC-32C check"),
+        "{err}"
+    );
+}
+
+#[test]
+fn damage_is_explained_with_where() {
+    let file = std::fs::read(root("artifacts/weather-gpt2.tdm")).unwrap();
+    let len = file.len();
+    let mut d = file.clone();
+    d[len / 2] ^= 0x10;
+    let msg = message(Artifact::from_bytes(&d));
+    assert!(
+        msg.starts_with(&format!(
+            "corrupt artifact: the compressed data (bytes 40-{}) has CRC-32C ",
+            len - 1
+        )) && msg.ends_with("; the file was damaged or edited after it was written"),
+        "{msg}"
+    );
+    let mut e = file.clone();
+    e[envelope::AT_DATA_LEN] ^= 1;
+    assert!(message(Artifact::from_bytes(&e))
+        .starts_with("corrupt artifact: the envelope (bytes 0-39) fails its CRC-32C check"));
+    let mut t = file.clone();
+    t.extend_from_slice(b"tail");
+    assert_eq!(
+        message(Artifact::from_bytes(&t)),
+        format!(
+            "invalid artifact: the artifact says {len} bytes, the file has {} (4 bytes after its end)",
+            len + 4
+        )
+    );
+    let p = golden().payload().to_vec();
+    let mut q = p.clone();
+    q[p.len() - 5] ^= 0x80;
+    let msg = grammar_message(&q);
+    assert!(
+        msg.starts_with(&format!(
+            "corrupt artifact: the CRC-32C of the {}-byte payload is ",
+            p.len()
+        )) && msg.contains(", its header (word 22) records "),
+        "{msg}"
+    );
+}
+
+#[test]
+fn vocabulary_and_logits_width_are_checked() {
+    let art = golden();
+    let g = art.grammar();
+    let own = Vocab::builtin_gpt2().unwrap().fingerprint();
+    assert!(g.check_vocabulary(&own).is_ok());
+    let other = [0x9f; 32];
+    let err = g.check_vocabulary(&other).err().unwrap();
+    let hex: String = own[..8].iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "artifact was compiled for vocabulary \"gpt2 (built-in r50k_base)\" (sha256 {hex}\u{2026}), \
+             not this one (sha256 9f9f9f9f9f9f9f9f\u{2026})"
+        )
+    );
+    assert!(err.is_vocabulary_mismatch());
+    assert!(
+        std::mem::size_of::<Error>() <= 128,
+        "{}",
+        std::mem::size_of::<Error>()
+    );
+
+    assert!(g.check_vocab_size(50257).is_ok());
+    assert!(g.check_vocab_size(50304).is_ok());
+    assert_eq!(
+        g.check_vocab_size(50000).err().unwrap().to_string(),
+        "the model's logits width 50000 is smaller than the artifact's vocab size 50257: \
+         compile the artifact with --vocab-size 50000, or for the model it serves"
+    );
+}
+
+#[test]
+fn compressed_files_are_an_envelope_and_one_zstd_frame() {
+    let file = std::fs::read(root("artifacts/weather-gpt2.tdm")).unwrap();
+    assert_eq!(file[..4], envelope::MAGIC.to_le_bytes());
+    assert_eq!(file[8..16], envelope::TAG);
+    assert_eq!(file[envelope::AT_VERSION], layout::VERSION as u8);
+    assert_eq!(
+        file[envelope::BYTES..envelope::BYTES + 4],
+        [0x28, 0xB5, 0x2F, 0xFD]
+    );
+    let art = golden();
+    // The bare frame after the envelope is what `zstd -d` decompresses.
+    let bare = Artifact::from_bytes(&file[envelope::BYTES..]).unwrap();
+    assert_eq!(bare.payload(), art.payload());
+    assert_eq!(
+        layout::envelope(art.payload().len() as u32, &file[envelope::BYTES..])[..],
+        file[..envelope::BYTES]
+    );
+    // Handed to the no_std entry point, it says what it is.
+    assert!(grammar_message(&file).contains("zstd-compressed"));
+}
+
+#[test]
+fn crc32c_is_the_castagnoli_crc() {
+    assert_eq!(layout::crc32c(b"123456789"), 0xE306_9283);
+    assert_eq!(layout::crc32c(b""), 0);
+    assert_eq!(layout::crc32c(&[0u8; 32]), 0x8A91_36AA);
+    // The accelerated path (three streams joined) agrees with the tables,
+    // at every length around its thresholds and alignments.
+    let data: Vec<u8> = (0..20_010u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    for len in (0..200).chain(3000..3200).chain([4096, 9999, 19_999]) {
+        for off in 0..3 {
+            let b = &data[off..off + len];
+            assert_eq!(
+                layout::crc32c(b),
+                layout::crc32c_portable(0, b),
+                "len {len} off {off}"
+            );
+            let (x, y) = b.split_at(len / 3);
+            assert_eq!(
+                layout::crc32c_update(layout::crc32c(x), y),
+                layout::crc32c(b)
+            );
+        }
+    }
 }

@@ -94,6 +94,54 @@ fn serve(c: &mut Criterion) {
                     std::hint::black_box(m.accept_token(t))
                 })
             });
+            // The engine paths: a 4-token speculative draft checked without
+            // advancing; accepted and rolled back through a fixed-capacity
+            // history; the forced continuation; a batch of 8 rows.
+            const DRAFT: usize = 4;
+            let drafts: Vec<(usize, usize)> = ws
+                .iter()
+                .scan(0, |start, w| {
+                    let s = *start;
+                    *start += w.len();
+                    Some((s, w.len()))
+                })
+                .flat_map(|(s, n)| (0..n.saturating_sub(DRAFT)).map(move |k| (s + k, s + n)))
+                .collect();
+            let tokens: Vec<u32> = steps.iter().map(|&(_, t)| t).collect();
+            group.bench_function("tooldec/validate_draft4", |b| {
+                b.iter(|| {
+                    i = (i + 1) % drafts.len();
+                    let (at, _) = drafts[i];
+                    std::hint::black_box(steps[at].0.validate_tokens(&tokens[at..at + DRAFT]))
+                })
+            });
+            group.bench_function("tooldec/accept4+rollback4", |b| {
+                b.iter(|| {
+                    i = (i + 1) % drafts.len();
+                    let (at, _) = drafts[i];
+                    let mut rm = tooldec_runtime::RollbackMatcher::new(
+                        steps[at].0,
+                        [tooldec_runtime::Checkpoint::default(); DRAFT + 1],
+                    );
+                    assert_eq!(rm.accept_tokens(&tokens[at..at + DRAFT]), DRAFT);
+                    std::hint::black_box(rm.rollback(DRAFT))
+                })
+            });
+            let mut forced = [0u8; 256];
+            group.bench_function("tooldec/forced_bytes", |b| {
+                b.iter(|| {
+                    i = (i + 1) % steps.len();
+                    std::hint::black_box(steps[i].0.forced_bytes(&mut forced))
+                })
+            });
+            let mut batch = vec![0u32; 8 * words];
+            group.bench_function("tooldec/fill_batch8", |b| {
+                b.iter(|| {
+                    i = (i + 1) % steps.len();
+                    let rows = (0..8).map(|r| &steps[(i + r * 7) % steps.len()].0);
+                    std::hint::black_box(tooldec_runtime::fill_batch(rows, &mut batch, words))
+                })
+            });
 
             let rx = tooldec_compiler::regex(&set, &Options::default(), &vocab).expect("regex");
             if set.tools.len() <= 100 {

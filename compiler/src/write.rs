@@ -1,5 +1,6 @@
 //! Writing the artifact: the payload in the layout of
-//! `tooldec_runtime::layout` (described in `runtime/FORMAT.md`), then zstd.
+//! `tooldec_runtime::layout` (described in `runtime/FORMAT.md`) with its
+//! checksum, then the envelope and one zstd frame.
 //!
 //! Each distinct mask is stored once, in one of three forms: the dense
 //! bitmask (`mask_words` words), the list of allowed ids, or the list of
@@ -174,6 +175,9 @@ pub fn payload(
             0
         } else {
             *lists.entry(list).or_insert_with_key(|list| {
+                // Each list once, after its head pair: the loader checks
+                // every list once, and a state's reference in O(1).
+                tiers.extend([layout::TIER_LIST_HEAD, (list.len() / 2) as u32]);
                 let at = (tiers.len() / 2) as u32;
                 tiers.extend_from_slice(list);
                 at
@@ -218,6 +222,7 @@ pub fn payload(
     }
     header[hdr::MAX_TOKENS] = max_tokens.unwrap_or(0);
     header[hdr::N_SECTIONS] = SECTION_COUNT as u32;
+    // hdr::CHECKSUM is stamped once the payload is complete.
 
     let mut table = Vec::with_capacity(3 * SECTION_COUNT);
     let mut offset = (HEADER_WORDS + 3 * SECTION_COUNT) * 4;
@@ -240,12 +245,25 @@ pub fn payload(
         out.resize(layout::pad4(out.len()), 0);
     }
     debug_assert_eq!(out.len(), offset);
+    layout::stamp_checksum(&mut out);
     Ok((out, forms))
 }
 
-/// Wraps a payload in a zstd frame (with its content size, so the loader
-/// can allocate once).
+/// The compressed artifact file: the envelope (format version, lengths,
+/// CRC-32C of the frame; `layout::envelope`), then the payload in one zstd
+/// frame with its content size, so the loader can allocate once. `zstd -d`
+/// skips the envelope (a skippable frame) and writes the payload.
 pub fn compress(payload: &[u8], level: i32) -> Result<Vec<u8>, Error> {
-    zstd::bulk::compress(payload, level)
-        .map_err(|e| Error::new(ErrorKind::Io, format!("zstd compression failed: {e}")))
+    let len = u32::try_from(payload.len()).map_err(|_| {
+        Error::new(
+            ErrorKind::Limit,
+            "the payload is over the 4 GiB the format addresses",
+        )
+    })?;
+    let frame = zstd::bulk::compress(payload, level)
+        .map_err(|e| Error::new(ErrorKind::Io, format!("zstd compression failed: {e}")))?;
+    let mut out = Vec::with_capacity(layout::envelope::BYTES + frame.len());
+    out.extend_from_slice(&layout::envelope(len, &frame));
+    out.extend_from_slice(&frame);
+    Ok(out)
 }

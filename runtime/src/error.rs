@@ -27,6 +27,31 @@ pub(crate) enum ErrorKind {
     Endianness,
     /// A format version this runtime does not read.
     Version { found: u32 },
+    /// The version word differs from this runtime's version, but the
+    /// payload's checksum holds for this runtime's version: a damaged byte.
+    VersionDamaged { found: u32 },
+    /// A checksum does not match: the bytes were damaged after writing.
+    Corrupt {
+        part: Part,
+        computed: u32,
+        stored: u32,
+    },
+    /// The file is shorter than its envelope says.
+    #[cfg(feature = "std")]
+    Truncated { says: u64, has: u64 },
+    /// The file is longer than its envelope says.
+    #[cfg(feature = "std")]
+    Trailing { says: u64, has: u64 },
+    /// The artifact was compiled for another vocabulary: its label, and
+    /// the first bytes of both fingerprints (what the message shows; the
+    /// whole of them would make every `Result` of this crate larger).
+    Vocabulary {
+        label: Label,
+        artifact: [u8; 8],
+        given: [u8; 8],
+    },
+    /// The model's logits are narrower than the artifact's masks.
+    LogitsWidth { logits: u64, vocab: u32 },
     /// A field does not have the value the rest of the payload requires.
     Field {
         what: &'static str,
@@ -46,9 +71,14 @@ pub(crate) enum ErrorKind {
     Order { mask: u32 },
     /// A delta mask's base is itself a delta.
     DeltaChain { mask: u32 },
-    /// A state's budget tiers are not strictly ascending below its top tier,
-    /// or a state with no distance has tiers.
+    /// A state's budget tiers are not below its top tier, or a state with
+    /// no distance has tiers.
     TierOrder { state: u32 },
+    /// TIERS is not a sequence of lists, each after its head pair, with
+    /// ascending `k`s.
+    TierList { pair: u32, why: &'static str },
+    /// A state's tiers are not one whole list of TIERS.
+    TierRef { state: u32 },
     /// A matcher was asked for a budget below what the output needs.
     Budget { need: u32, budget: u32 },
     /// A matcher was asked for an entry point the format does not have.
@@ -63,6 +93,88 @@ pub(crate) enum ErrorKind {
     Decompress(std::io::Error),
     #[cfg(feature = "std")]
     TooLarge { limit: u64, found: u64 },
+}
+
+/// The part of an artifact a checksum covers.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Part {
+    /// The payload (header word 22).
+    Payload { len: u64 },
+    /// The envelope of a compressed file (its bytes 0-39).
+    #[cfg(feature = "std")]
+    Envelope,
+    /// The zstd frame after the envelope.
+    #[cfg(feature = "std")]
+    Data { start: u64, end: u64 },
+}
+
+/// A vocabulary label read from META, kept inline (no allocator): its
+/// first [`Label::CAP`] bytes of UTF-8, whole characters only.
+#[derive(Clone, Copy)]
+pub(crate) struct Label {
+    bytes: [u8; Label::CAP],
+    len: u8,
+    cut: bool,
+    present: bool,
+}
+
+impl Label {
+    pub(crate) const CAP: usize = 96;
+
+    /// No label (the metadata has none).
+    pub(crate) const NONE: Label = Label {
+        bytes: [0; Label::CAP],
+        len: 0,
+        cut: false,
+        present: false,
+    };
+
+    /// An empty label, present.
+    pub(crate) const fn empty() -> Label {
+        Label {
+            present: true,
+            ..Label::NONE
+        }
+    }
+
+    /// Appends `c`, or marks the label cut when it does not fit.
+    pub(crate) fn push(&mut self, c: char) {
+        let len = self.len as usize;
+        if self.cut || len + c.len_utf8() > Label::CAP {
+            self.cut = true;
+            return;
+        }
+        c.encode_utf8(&mut self.bytes[len..]);
+        self.len += c.len_utf8() as u8;
+    }
+
+    fn as_str(&self) -> Option<&str> {
+        if !self.present {
+            return None;
+        }
+        core::str::from_utf8(&self.bytes[..self.len as usize]).ok()
+    }
+}
+
+impl fmt::Debug for Label {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.as_str() {
+            Some(s) => write!(f, "Some({s:?})"),
+            None => write!(f, "None"),
+        }
+    }
+}
+
+/// The first bytes of a fingerprint in hex, then an ellipsis.
+struct Short<'a>(&'a [u8; 8]);
+
+impl fmt::Display for Short<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for b in self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        write!(f, "\u{2026}")
+    }
 }
 
 impl Error {
@@ -94,6 +206,32 @@ impl Error {
     /// vocabulary it is used with (for example a different fingerprint).
     pub fn vocabulary_mismatch(what: &'static str) -> Error {
         Error::new(ErrorKind::Mismatch { what })
+    }
+
+    /// Whether this is a vocabulary error
+    /// ([`crate::Grammar::check_vocabulary`]).
+    pub fn is_vocabulary_mismatch(&self) -> bool {
+        matches!(
+            self.kind,
+            ErrorKind::Vocabulary { .. } | ErrorKind::Mismatch { .. }
+        )
+    }
+
+    /// For a version error: the format version the artifact says it has.
+    pub fn artifact_version(&self) -> Option<u32> {
+        match self.kind {
+            ErrorKind::Version { found } => Some(found),
+            _ => None,
+        }
+    }
+
+    /// Whether the input was refused because a checksum does not match
+    /// (the bytes were damaged or edited after they were written).
+    pub fn is_corrupt(&self) -> bool {
+        matches!(
+            self.kind,
+            ErrorKind::Corrupt { .. } | ErrorKind::VersionDamaged { .. }
+        )
     }
 
     /// For a budget error ([`crate::Grammar::matcher_with_budget`]): the
@@ -129,10 +267,89 @@ impl fmt::Display for Error {
                 f,
                 "endianness mismatch: artifacts are little-endian and this reader cannot use them"
             ),
-            Version { found } => write!(
+            Version { found } => {
+                let v = crate::layout::VERSION;
+                write!(f, "artifact format version {found}; this runtime reads version {v}")?;
+                if *found < v {
+                    write!(f, " (recompile the artifact with this release's tooldec-compile)")
+                } else {
+                    write!(f, " (it needs a newer tooldec runtime)")
+                }
+            }
+            VersionDamaged { found } => write!(
                 f,
-                "unsupported artifact format version {found}: this runtime reads version {}",
+                "corrupt artifact: the header's version word reads {found}, but the payload's \
+                 checksum holds for version {}: the version word was damaged",
                 crate::layout::VERSION
+            ),
+            Corrupt {
+                part,
+                computed,
+                stored,
+            } => {
+                write!(f, "corrupt artifact: ")?;
+                match part {
+                    Part::Payload { len } => write!(
+                        f,
+                        "the CRC-32C of the {len}-byte payload is {computed:08x}, its header \
+                         (word 22) records {stored:08x}"
+                    )?,
+                    #[cfg(feature = "std")]
+                    Part::Envelope => write!(
+                        f,
+                        "the envelope (bytes 0-39) fails its CRC-32C check: computed \
+                         {computed:08x}, recorded {stored:08x}"
+                    )?,
+                    #[cfg(feature = "std")]
+                    Part::Data { start, end } => write!(
+                        f,
+                        "the compressed data (bytes {start}-{}) has CRC-32C {computed:08x}, \
+                         the envelope records {stored:08x}",
+                        end - 1
+                    )?,
+                }
+                write!(f, "; the file was damaged or edited after it was written")
+            }
+            #[cfg(feature = "std")]
+            Truncated { says, has } => write!(
+                f,
+                "artifact truncated: the artifact says {says} bytes, the file has {has}"
+            ),
+            #[cfg(feature = "std")]
+            Trailing { says, has } => write!(
+                f,
+                "invalid artifact: the artifact says {says} bytes, the file has {has} \
+                 ({} bytes after its end)",
+                has - says
+            ),
+            Vocabulary {
+                label,
+                artifact,
+                given,
+            } => {
+                write!(f, "artifact was compiled for ")?;
+                match label.as_str() {
+                    Some(s) => {
+                        write!(f, "vocabulary \"{}", s.escape_debug())?;
+                        if label.cut {
+                            write!(f, "\u{2026}")?;
+                        }
+                        write!(f, "\" ")?;
+                    }
+                    None => write!(f, "another vocabulary ")?,
+                }
+                write!(
+                    f,
+                    "(sha256 {}), not this one (sha256 {})",
+                    Short(artifact),
+                    Short(given)
+                )
+            }
+            LogitsWidth { logits, vocab } => write!(
+                f,
+                "the model's logits width {logits} is smaller than the artifact's vocab size \
+                 {vocab}: compile the artifact with --vocab-size {logits}, or for the model it \
+                 serves"
             ),
             Field {
                 what,
@@ -164,7 +381,16 @@ impl fmt::Display for Error {
             ),
             TierOrder { state } => write!(
                 f,
-                "invalid artifact: the budget tiers of state {state} are not strictly ascending below its top tier, or it has tiers and no distance"
+                "invalid artifact: the budget tiers of state {state} do not stay below its top \
+                 tier, or it has tiers and no distance"
+            ),
+            TierList { pair, why } => {
+                write!(f, "invalid artifact: pair {pair} of the budget tiers (TIERS) {why}")
+            }
+            TierRef { state } => write!(
+                f,
+                "invalid artifact: the budget tiers of state {state} are not one whole list of \
+                 TIERS (a list starts after its head pair and has its length)"
             ),
             Budget { need, budget } if *need == crate::layout::NO_DISTANCE => write!(
                 f,

@@ -5,15 +5,21 @@
 //! Everything is little-endian `u32` words. A payload is a fixed header of
 //! [`HEADER_WORDS`] words, a section table of [`SECTION_COUNT`] entries of
 //! three words each (`id`, byte offset, byte length), then the sections, each
-//! starting on a 4-byte boundary.
+//! starting on a 4-byte boundary. Header word [`hdr::CHECKSUM`] holds a
+//! CRC-32C of every other byte of the payload ([`payload_checksum`]).
+//!
+//! A compressed `.tdm` file is an [`envelope`](mod@envelope) (a zstd skippable frame that
+//! records the format version, the lengths and a CRC-32C of what follows)
+//! and then one zstd frame holding the payload.
 
 /// The first eight bytes of every decompressed artifact.
 pub const MAGIC: [u8; 8] = *b"TOOLDEC\0";
 /// Written as a native `u32`; reads back as this value only on a
 /// little-endian machine.
 pub const ENDIAN_CHECK: u32 = 0x0102_FEFF;
-/// Bumped on every incompatible change of this layout.
-pub const VERSION: u32 = 3;
+/// Bumped on every incompatible change of this layout (4: the payload
+/// checksum and the envelope of compressed files).
+pub const VERSION: u32 = 4;
 
 /// Header word indices (FORMAT.md describes each).
 #[allow(missing_docs)]
@@ -36,9 +42,11 @@ pub mod hdr {
     /// the default budget of every new matcher; 0 = none.
     pub const MAX_TOKENS: usize = 20;
     pub const N_SECTIONS: usize = 21;
+    /// CRC-32C of the payload without this word ([`super::payload_checksum`]).
+    pub const CHECKSUM: usize = 22;
 }
 /// Words in the fixed header.
-pub const HEADER_WORDS: usize = 22;
+pub const HEADER_WORDS: usize = 23;
 
 /// Section ids, in the order they must appear in the section table.
 pub mod sec {
@@ -76,15 +84,24 @@ pub mod sec {
     /// `n_states * 2` words: per state, the first pair of its lower tiers in
     /// TIERS and their number. States may share one list.
     pub const TIER_INDEX: u32 = 13;
-    /// Pairs `(k + 1 - dist, mask id)`, strictly ascending in `k` per list
-    /// and all below the state's `top`: the mask of the tokens whose next
-    /// state is at most `k` tokens from acceptance (EOS included in
-    /// accepting states). With `r` tokens left a state serves its pair with
-    /// the largest `k <= r - 1`, its STATES mask when `r - 1 >= top`.
+    /// Lists of pairs `(k + 1 - dist, mask id)`, strictly ascending in `k`
+    /// per list and all below the state's `top`: the mask of the tokens
+    /// whose next state is at most `k` tokens from acceptance (EOS included
+    /// in accepting states). With `r` tokens left a state serves its pair
+    /// with the largest `k <= r - 1`, its STATES mask when `r - 1 >= top`.
+    /// Each list is stored once, after a head pair
+    /// `(`[`super::TIER_LIST_HEAD`]`, its length in pairs)`, and the lists
+    /// fill the section; TIER_INDEX points at a list's first pair (after
+    /// its head) with the list's whole length.
     pub const TIERS: u32 = 14;
 }
 /// Entries in the section table.
 pub const SECTION_COUNT: usize = 14;
+
+/// The first word of the head pair before each list in TIERS (no tier's
+/// `k` takes this value): the validator checks each list once, and a
+/// state's reference to a list in constant time.
+pub const TIER_LIST_HEAD: u32 = u32::MAX;
 
 /// A DISTANCE word for "no token sequence reaches acceptance".
 pub const NO_DISTANCE: u32 = u32::MAX;
@@ -121,4 +138,250 @@ pub const fn pad4(n: usize) -> usize {
 /// `ceil(vocab_size / 32)`: the number of `u32` words of a token mask.
 pub const fn mask_words(vocab_size: u32) -> usize {
     (vocab_size as usize).div_ceil(32)
+}
+
+/// The envelope in front of a compressed artifact's zstd frame: a zstd
+/// *skippable frame* (so `zstd -d` skips it and writes the payload) whose
+/// 32 bytes of content are, little-endian:
+///
+/// | bytes | field |
+/// |---|---|
+/// | 0–3 | [`envelope::MAGIC`] (the skippable frame's magic number) |
+/// | 4–7 | [`envelope::FRAME_SIZE`]: 32, the bytes that follow in the skippable frame |
+/// | 8–15 | [`envelope::TAG`] |
+/// | 16–19 | the format version ([`VERSION`]) |
+/// | 20–23 | the payload's length (decompressed) |
+/// | 24–31 | the data frame's exact length in bytes (`u64`) |
+/// | 32–35 | CRC-32C of the data frame |
+/// | 36–39 | CRC-32C of bytes 0–35 (the envelope itself) |
+///
+/// The data frame follows at byte [`envelope::BYTES`] and ends the file.
+pub mod envelope {
+    /// A zstd skippable frame magic number (`0x184D2A50`–`0x184D2A5F`).
+    pub const MAGIC: u32 = 0x184D_2A5E;
+    /// The skippable frame's content length.
+    pub const FRAME_SIZE: u32 = 32;
+    /// Says the skippable frame is a tooldec envelope.
+    pub const TAG: [u8; 8] = *b"TOOLDECZ";
+    /// The envelope's length: the data frame starts here.
+    pub const BYTES: usize = 40;
+    /// Byte offset of the format version.
+    pub const AT_VERSION: usize = 16;
+    /// Byte offset of the payload length.
+    pub const AT_PAYLOAD_LEN: usize = 20;
+    /// Byte offset of the data frame's length (`u64`).
+    pub const AT_DATA_LEN: usize = 24;
+    /// Byte offset of the data frame's CRC-32C.
+    pub const AT_DATA_CRC: usize = 32;
+    /// Byte offset of the envelope's own CRC-32C (of the bytes before it).
+    pub const AT_SELF_CRC: usize = 36;
+}
+
+/// The envelope for a zstd frame `data` holding a payload of `payload_len`
+/// bytes (see [`envelope`](mod@envelope)).
+pub fn envelope(payload_len: u32, data: &[u8]) -> [u8; envelope::BYTES] {
+    let mut e = [0u8; envelope::BYTES];
+    e[0..4].copy_from_slice(&envelope::MAGIC.to_le_bytes());
+    e[4..8].copy_from_slice(&envelope::FRAME_SIZE.to_le_bytes());
+    e[8..16].copy_from_slice(&envelope::TAG);
+    e[16..20].copy_from_slice(&VERSION.to_le_bytes());
+    e[20..24].copy_from_slice(&payload_len.to_le_bytes());
+    e[24..32].copy_from_slice(&(data.len() as u64).to_le_bytes());
+    e[32..36].copy_from_slice(&crc32c(data).to_le_bytes());
+    let own = crc32c(&e[..envelope::AT_SELF_CRC]);
+    e[36..40].copy_from_slice(&own.to_le_bytes());
+    e
+}
+
+/// The payload checksum: CRC-32C of the payload's bytes without header
+/// word [`hdr::CHECKSUM`] (the bytes before it, then the bytes after it).
+/// A payload shorter than the header has none; this returns the CRC of
+/// all of it.
+pub fn payload_checksum(payload: &[u8]) -> u32 {
+    let at = hdr::CHECKSUM * 4;
+    if payload.len() < at + 4 {
+        return crc32c(payload);
+    }
+    crc32c_update(crc32c(&payload[..at]), &payload[at + 4..])
+}
+
+/// Writes [`payload_checksum`] into header word [`hdr::CHECKSUM`]: for
+/// tools and tests that edit a payload and want the loader's structural
+/// checks (not the checksum) to judge it. False if the payload is shorter
+/// than the header.
+pub fn stamp_checksum(payload: &mut [u8]) -> bool {
+    let at = hdr::CHECKSUM * 4;
+    if payload.len() < HEADER_WORDS * 4 {
+        return false;
+    }
+    let c = payload_checksum(payload);
+    payload[at..at + 4].copy_from_slice(&c.to_le_bytes());
+    true
+}
+
+/// CRC-32C (Castagnoli; the reflected polynomial `0x82F63B78`, initial and
+/// final value inverted) of `bytes`: `crc32c(b"123456789") == 0xE306_9283`.
+/// It detects every error burst of up to 32 bits, hence every changed byte.
+/// Uses the SSE 4.2 instruction where the CPU has it, else tables.
+pub fn crc32c(bytes: &[u8]) -> u32 {
+    crc32c_update(0, bytes)
+}
+
+/// Continues a CRC-32C: `crc32c_update(crc32c(a), b) == crc32c(a ++ b)`.
+pub fn crc32c_update(crc: u32, bytes: &[u8]) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[cfg(feature = "std")]
+        let hw = std::is_x86_feature_detected!("sse4.2");
+        #[cfg(not(feature = "std"))]
+        let hw = cfg!(target_feature = "sse4.2");
+        if hw {
+            // SAFETY: the CPU supports SSE 4.2 (checked just above).
+            return unsafe { crc::sse42(crc, bytes) };
+        }
+    }
+    crc::portable(crc, bytes)
+}
+
+/// The table-driven CRC-32C, whatever the CPU (for tests that compare it
+/// with the accelerated one).
+#[doc(hidden)]
+pub fn crc32c_portable(crc: u32, bytes: &[u8]) -> u32 {
+    crc::portable(crc, bytes)
+}
+
+mod crc {
+    /// The reflected Castagnoli polynomial.
+    const POLY: u32 = 0x82F6_3B78;
+
+    /// Slice-by-8 tables: `T[0]` is the bytewise table, `T[k][b]` the CRC
+    /// of byte `b` followed by `k` zero bytes.
+    static T: [[u32; 256]; 8] = tables();
+
+    const fn tables() -> [[u32; 256]; 8] {
+        let mut t = [[0u32; 256]; 8];
+        let mut i = 0;
+        while i < 256 {
+            let mut c = i as u32;
+            let mut k = 0;
+            while k < 8 {
+                c = if c & 1 != 0 { (c >> 1) ^ POLY } else { c >> 1 };
+                k += 1;
+            }
+            t[0][i] = c;
+            i += 1;
+        }
+        let mut i = 0;
+        while i < 256 {
+            let mut k = 1;
+            while k < 8 {
+                let prev = t[k - 1][i];
+                t[k][i] = (prev >> 8) ^ t[0][(prev & 0xFF) as usize];
+                k += 1;
+            }
+            i += 1;
+        }
+        t
+    }
+
+    pub(super) fn portable(crc: u32, bytes: &[u8]) -> u32 {
+        let mut c = !crc;
+        let mut chunks = bytes.chunks_exact(8);
+        for ch in &mut chunks {
+            let lo = u32::from_le_bytes([ch[0], ch[1], ch[2], ch[3]]) ^ c;
+            let hi = u32::from_le_bytes([ch[4], ch[5], ch[6], ch[7]]);
+            c = T[7][(lo & 0xFF) as usize]
+                ^ T[6][((lo >> 8) & 0xFF) as usize]
+                ^ T[5][((lo >> 16) & 0xFF) as usize]
+                ^ T[4][(lo >> 24) as usize]
+                ^ T[3][(hi & 0xFF) as usize]
+                ^ T[2][((hi >> 8) & 0xFF) as usize]
+                ^ T[1][((hi >> 16) & 0xFF) as usize]
+                ^ T[0][(hi >> 24) as usize];
+        }
+        for &b in chunks.remainder() {
+            c = T[0][((c ^ b as u32) & 0xFF) as usize] ^ (c >> 8);
+        }
+        !c
+    }
+
+    /// `a(x) * b(x) mod P` in the reflected representation (bit 31 is x⁰).
+    #[cfg(target_arch = "x86_64")]
+    const fn multmodp(a: u32, mut b: u32) -> u32 {
+        let mut m = 1u32 << 31;
+        let mut p = 0u32;
+        loop {
+            if a & m != 0 {
+                p ^= b;
+                if a & (m - 1) == 0 {
+                    break;
+                }
+            }
+            m >>= 1;
+            b = if b & 1 != 0 { (b >> 1) ^ POLY } else { b >> 1 };
+        }
+        p
+    }
+
+    /// `x^(8 n) mod P`: multiplying a CRC by it appends `n` zero bytes to
+    /// its message (without the final inversions).
+    #[cfg(target_arch = "x86_64")]
+    fn shift_bytes(n: u64) -> u32 {
+        // x^(2^k) mod P for k = 3.. (x^8, x^16, ...), by repeated squaring.
+        let mut power = 1u32 << (31 - 8); // x^8
+        let mut p = 1u32 << 31; // x^0
+        let mut n = n;
+        while n != 0 {
+            if n & 1 != 0 {
+                p = multmodp(power, p);
+            }
+            power = multmodp(power, power);
+            n >>= 1;
+        }
+        p
+    }
+
+    /// The SSE 4.2 CRC-32C: three independent streams over the bulk of a
+    /// long buffer (the instruction's latency is three times its
+    /// throughput), joined by polynomial shifts, then one stream.
+    ///
+    /// # Safety
+    /// The CPU must support SSE 4.2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "sse4.2")]
+    pub(super) unsafe fn sse42(crc: u32, bytes: &[u8]) -> u32 {
+        use core::arch::x86_64::{_mm_crc32_u64, _mm_crc32_u8};
+        let p = bytes.as_ptr();
+        // SAFETY (all reads below): 8-byte reads at offsets `i` with
+        // `i + 8 <= len` of the slice, unaligned.
+        let word = |i: usize| unsafe { p.add(i).cast::<u64>().read_unaligned() };
+        let mut c = !crc;
+        let mut i = 0;
+        if bytes.len() >= 3 * 1024 {
+            let block = bytes.len() / 24 * 8;
+            let (mut ca, mut cb, mut cd) = (c as u64, 0u64, 0u64);
+            while i < block {
+                ca = _mm_crc32_u64(ca, word(i));
+                cb = _mm_crc32_u64(cb, word(block + i));
+                cd = _mm_crc32_u64(cd, word(2 * block + i));
+                i += 8;
+            }
+            // The raw (uninverted) register is linear: crc(A ++ B) is
+            // crc(A) shifted over |B| zero bytes, xor the register of B
+            // started from zero.
+            let shift = shift_bytes(block as u64);
+            c = multmodp(shift, multmodp(shift, ca as u32) ^ cb as u32) ^ cd as u32;
+            i = 3 * block;
+        }
+        let mut c64 = c as u64;
+        while i + 8 <= bytes.len() {
+            c64 = _mm_crc32_u64(c64, word(i));
+            i += 8;
+        }
+        let mut c = c64 as u32;
+        for &b in &bytes[i..] {
+            c = _mm_crc32_u8(c, b);
+        }
+        !c
+    }
 }

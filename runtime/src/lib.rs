@@ -47,10 +47,16 @@ mod artifact;
 mod error;
 pub mod layout;
 mod load;
+mod rollback;
+#[cfg(feature = "std")]
+mod shared;
 
 #[cfg(feature = "std")]
 pub use artifact::Artifact;
 pub use error::Error;
+pub use rollback::{Checkpoint, RollbackMatcher};
+#[cfg(feature = "std")]
+pub use shared::{OwnedMatcher, SharedGrammar};
 
 use layout::{kind, KIND_SHIFT, OFFSET_MASK, STATE_ACCEPTING};
 
@@ -92,7 +98,8 @@ impl<'a> Grammar<'a> {
     /// Validates a decompressed artifact payload and returns a view over it.
     ///
     /// The buffer must start on a 4-byte boundary. Never panics: any
-    /// malformed, truncated or foreign input is an [`Error`]. Validation is
+    /// malformed, truncated, damaged (the header's CRC-32C of the payload is
+    /// checked first) or foreign input is an [`Error`]. Validation is
     /// linear in the payload's size and allocates nothing.
     pub fn from_bytes(bytes: &'a [u8]) -> Result<Grammar<'a>, Error> {
         load::grammar_from_bytes(bytes)
@@ -111,9 +118,11 @@ impl<'a> Grammar<'a> {
     }
 
     /// A fresh matcher at the start of the grammar that completes within
-    /// `n` tokens, EOS included: every token its masks allow leaves a
-    /// complete output reachable in the tokens that remain, so after at
-    /// most `n` accepted tokens the output is complete ([`Matcher::is_accepting`]).
+    /// `n` tokens (an EOS counts as one): every token its masks allow
+    /// leaves a complete output reachable in the tokens that remain, so
+    /// after at most `n` accepted tokens the output is complete
+    /// ([`Matcher::is_accepting`]). EOS stays allowed in an accepting state
+    /// even with no tokens left.
     ///
     /// Fails if the shortest complete output takes more than `n` tokens
     /// ([`Error::budget_shortfall`] gives both numbers).
@@ -345,8 +354,11 @@ impl<'a> Grammar<'a> {
         &self.fingerprint
     }
 
-    /// The bytes a token stands for; `None` for special tokens (which never
-    /// match text) and ids beyond the tokenizer.
+    /// The bytes a token stands for, as the grammar reads them: its text,
+    /// or for a special token the grammar uses, `0xFF` and its id in three
+    /// big-endian bytes (never text: FORMAT.md). `None` for other special
+    /// tokens, tokens the grammar can never use, and ids beyond the
+    /// tokenizer.
     pub fn token_bytes(&self, token: u32) -> Option<&'a [u8]> {
         let t = token as usize;
         if t >= self.n_tokens as usize {
@@ -519,6 +531,27 @@ impl<'a> Grammar<'a> {
         Some((name, data.len()))
     }
 
+    /// The one text byte that leads on from `state`, if exactly one does:
+    /// `None` when there is a choice, no way on, or only a special token
+    /// or entry selector (bytes `0xFE`/`0xFF`, never text).
+    fn only_byte(&self, state: u32) -> Option<u8> {
+        let nc = self.n_classes as usize;
+        let row = self
+            .transitions
+            .get(state as usize * nc..(state as usize + 1) * nc)?;
+        let mut live = row
+            .iter()
+            .enumerate()
+            .filter(|(_, &t)| t != layout::DEAD_STATE);
+        let (class, _) = live.next()?;
+        if live.next().is_some() {
+            return None;
+        }
+        let mut bytes = (0..=255u8).filter(|&b| self.byte_classes[b as usize] as usize == class);
+        let byte = bytes.next()?;
+        (bytes.next().is_none() && byte < 0xFE).then_some(byte)
+    }
+
     /// Walks `bytes` from `state`; `None` if the walk dies.
     pub fn walk(&self, mut state: u32, bytes: &[u8]) -> Option<u32> {
         if state as usize >= self.states.len() {
@@ -638,6 +671,54 @@ impl<'g> Matcher<'g> {
         self.clone().accept_token(token)
     }
 
+    /// How many of `tokens`, in order, would be accepted from here (the
+    /// length of the longest valid prefix of a speculative draft). Does
+    /// not advance.
+    pub fn validate_tokens(&self, tokens: &[u32]) -> usize {
+        self.clone().accept_tokens(tokens)
+    }
+
+    /// Writes into `out` the bytes that every valid continuation from here
+    /// starts with, and returns how many (for jump-forward decoding: the
+    /// engine can append them without sampling, then go on from the
+    /// state they lead to).
+    ///
+    /// Stops where the grammar offers a choice, at an accepting state (the
+    /// end of sequence could follow), before a special token (not text),
+    /// and when `out` is full; never ends inside a UTF-8 character. Empty
+    /// after termination. A forced byte costs no sampling, but the tokens
+    /// that spell it still count against a budget.
+    pub fn forced_bytes(&self, out: &mut [u8]) -> usize {
+        let g = self.grammar;
+        if self.state == TERMINATED {
+            return 0;
+        }
+        let mut state = self.state;
+        let mut n = 0;
+        while n < out.len() && !g.is_accepting_state(state) {
+            let Some(byte) = g.only_byte(state) else {
+                break;
+            };
+            out[n] = byte;
+            n += 1;
+            state = g.next_state(state, byte);
+        }
+        utf8_boundary(&out[..n])
+    }
+
+    /// What a [`RollbackMatcher`] saves before each token.
+    fn checkpoint(&self) -> Checkpoint {
+        Checkpoint {
+            state: self.state,
+            left: self.left,
+        }
+    }
+
+    fn restore(&mut self, cp: Checkpoint) {
+        self.state = cp.state;
+        self.left = cp.left;
+    }
+
     /// The output so far is a complete, valid call (end of sequence may
     /// follow, or already did).
     pub fn is_accepting(&self) -> bool {
@@ -722,4 +803,47 @@ impl<'g> Matcher<'g> {
     pub fn grammar(&self) -> &'g Grammar<'g> {
         self.grammar
     }
+}
+
+/// Fills one mask row per matcher, row `i` at `out[i * stride..]` (the
+/// batched bitmask of an engine: `stride` words per row, at least
+/// [`Grammar::mask_words`]; each row's words past the mask are zeroed).
+/// Returns false, after filling the rows that fit, if `out` has too few
+/// rows or `stride` is too small.
+pub fn fill_batch<'m, 'g: 'm>(
+    matchers: impl IntoIterator<Item = &'m Matcher<'g>>,
+    out: &mut [u32],
+    stride: usize,
+) -> bool {
+    for (i, m) in matchers.into_iter().enumerate() {
+        let row = i
+            .checked_mul(stride)
+            .and_then(|start| out.get_mut(start..start.checked_add(stride)?));
+        if !row.is_some_and(|row| m.try_fill_mask(row)) {
+            return false;
+        }
+    }
+    true
+}
+
+/// The length of the longest prefix of `bytes` that does not end inside a
+/// UTF-8 character (the bytes are a prefix of UTF-8 text).
+fn utf8_boundary(bytes: &[u8]) -> usize {
+    let n = bytes.len();
+    // The last lead byte among the final three, and whether its character
+    // is complete.
+    for back in 1..=n.min(4) {
+        let b = bytes[n - back];
+        if b & 0xC0 == 0x80 {
+            continue; // a continuation byte
+        }
+        let width = match b {
+            0x00..=0x7F => 1,
+            0xC0..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            _ => 4,
+        };
+        return if back >= width { n } else { n - back };
+    }
+    n
 }

@@ -1,11 +1,14 @@
 //! Validation of a decompressed payload, in the order `runtime/FORMAT.md`
-//! lists: alignment, label, byte order, version, declared length, header
-//! counts, section table, then each section against the counts. After it
+//! lists: alignment, label, byte order, version, declared length, checksum,
+//! header counts, section table, then each section against the counts.
+//! The checksum comes before anything the header says beyond the version
+//! and the length is trusted, so a damaged payload is refused as such
+//! rather than by whichever structural check it happens to trip. After it
 //! succeeds every index the serving path computes is in bounds, so serving
 //! needs no further checks for memory safety. Nothing here panics: all
 //! arithmetic on input values is checked or done in `u64`.
 
-use crate::error::{Error, ErrorKind};
+use crate::error::{Error, ErrorKind, Label, Part};
 use crate::layout::{self, hdr, kind, sec, HEADER_WORDS, KIND_SHIFT, OFFSET_MASK, SECTION_COUNT};
 use crate::Grammar;
 
@@ -105,7 +108,10 @@ fn check_ids(m: usize, ids: &[u32], n_tokens: u32) -> Result<(), Error> {
 
 /// Checks a payload, in the order FORMAT.md lists.
 pub(crate) fn validate(bytes: &[u8]) -> Result<Parts, Error> {
-    if bytes.len() >= 4 && bytes[..4] == [0x28, 0xB5, 0x2F, 0xFD] {
+    if bytes.len() >= 4
+        && (bytes[..4] == [0x28, 0xB5, 0x2F, 0xFD]
+            || bytes[..4] == layout::envelope::MAGIC.to_le_bytes())
+    {
         return Err(Error::new(ErrorKind::Compressed));
     }
     let words = as_words(bytes)?;
@@ -122,9 +128,13 @@ pub(crate) fn validate(bytes: &[u8]) -> Result<Parts, Error> {
         return Err(Error::new(ErrorKind::Endianness));
     }
     if words[hdr::VERSION] != layout::VERSION {
-        return Err(Error::new(ErrorKind::Version {
-            found: words[hdr::VERSION],
-        }));
+        let found = words[hdr::VERSION];
+        if words[hdr::TOTAL_BYTES] as usize == bytes.len()
+            && checksum_as_this_version(bytes) == words[hdr::CHECKSUM]
+        {
+            return Err(Error::new(ErrorKind::VersionDamaged { found }));
+        }
+        return Err(Error::new(ErrorKind::Version { found }));
     }
     let total = words[hdr::TOTAL_BYTES] as usize;
     if total != bytes.len() {
@@ -136,6 +146,16 @@ pub(crate) fn validate(bytes: &[u8]) -> Result<Parts, Error> {
             total as u64,
             bytes.len() as u64,
         ));
+    }
+    let computed = layout::payload_checksum(bytes);
+    if computed != words[hdr::CHECKSUM] {
+        return Err(Error::new(ErrorKind::Corrupt {
+            part: Part::Payload {
+                len: bytes.len() as u64,
+            },
+            computed,
+            stored: words[hdr::CHECKSUM],
+        }));
     }
     let vocab_size = words[hdr::VOCAB_SIZE];
     let n_tokens = words[hdr::N_TOKENS];
@@ -484,7 +504,58 @@ pub(crate) fn validate(bytes: &[u8]) -> Result<Parts, Error> {
         ));
     }
     let pairs = tiers.len() / 2;
+    // The lists, each checked once (states share them): a head pair
+    // (TIER_LIST_HEAD, n), then n pairs with mask ids in range and `k`s
+    // strictly ascending, so that no `k` is a head; the lists fill TIERS.
+    let mut at = 0;
+    while at < pairs {
+        let (head, n) = (tiers[2 * at], tiers[2 * at + 1] as usize);
+        if head != layout::TIER_LIST_HEAD || n == 0 || n > pairs - at - 1 {
+            return Err(Error::new(ErrorKind::TierList {
+                pair: at as u32,
+                why: "is not the head of a list of one or more pairs inside the section",
+            }));
+        }
+        let first = at + 1;
+        let mut prev: Option<u32> = None;
+        for (i, pair) in tiers[2 * first..2 * (first + n)]
+            .chunks_exact(2)
+            .enumerate()
+        {
+            let (k, mask) = (pair[0], pair[1]);
+            if mask as usize >= n_masks {
+                return Err(Error::range(
+                    "tier mask id of pair",
+                    (first + i) as u64,
+                    mask as u64,
+                    n_masks as u64,
+                ));
+            }
+            if k == layout::TIER_LIST_HEAD || prev.is_some_and(|p| p >= k) {
+                return Err(Error::new(ErrorKind::TierList {
+                    pair: at as u32,
+                    why: "heads a list whose k values are not strictly ascending",
+                }));
+            }
+            prev = Some(k);
+        }
+        at = first + n;
+    }
+    // Each state's reference, in constant time: a whole list (the pair
+    // before it is a head, which only a list's head can be, with the
+    // state's length), whose last `k` is below the state's top.
     for s in 0..n_states {
+        // `top + 1 = (top + 1 - dist) + dist` must be a u32: serving adds
+        // the two.
+        let (dist, rel_top) = (distance[2 * s], distance[2 * s + 1]);
+        if dist != layout::NO_DISTANCE && dist.checked_add(rel_top).is_none() {
+            return Err(Error::range(
+                "top tier (relative) of state",
+                s as u64,
+                rel_top as u64,
+                (u32::MAX - dist) as u64 + 1,
+            ));
+        }
         let (off, len) = (tier_index[2 * s] as usize, tier_index[2 * s + 1] as usize);
         let end = off.saturating_add(len);
         if end > pairs {
@@ -495,25 +566,20 @@ pub(crate) fn validate(bytes: &[u8]) -> Result<Parts, Error> {
                 pairs as u64 + 1,
             ));
         }
-        if len > 0 && distance[2 * s] == layout::NO_DISTANCE {
+        if len == 0 {
+            continue;
+        }
+        if dist == layout::NO_DISTANCE {
             return Err(Error::new(ErrorKind::TierOrder { state: s as u32 }));
         }
-        let top = distance[2 * s + 1];
-        let mut prev: Option<u32> = None;
-        for pair in tiers[2 * off..2 * end].chunks_exact(2) {
-            let (k, mask) = (pair[0], pair[1]);
-            if mask as usize >= n_masks {
-                return Err(Error::range(
-                    "tier mask id of state",
-                    s as u64,
-                    mask as u64,
-                    n_masks as u64,
-                ));
-            }
-            if k >= top || prev.is_some_and(|p| p >= k) {
-                return Err(Error::new(ErrorKind::TierOrder { state: s as u32 }));
-            }
-            prev = Some(k);
+        let whole = off > 0
+            && tiers[2 * (off - 1)] == layout::TIER_LIST_HEAD
+            && tiers[2 * (off - 1) + 1] as usize == len;
+        if !whole {
+            return Err(Error::new(ErrorKind::TierRef { state: s as u32 }));
+        }
+        if tiers[2 * (end - 1)] >= rel_top {
+            return Err(Error::new(ErrorKind::TierOrder { state: s as u32 }));
         }
     }
     let max_tokens = words[hdr::MAX_TOKENS];
@@ -534,4 +600,259 @@ pub(crate) fn validate(bytes: &[u8]) -> Result<Parts, Error> {
         start,
         max_tokens,
     })
+}
+
+/// The payload checksum the bytes would have with this runtime's version
+/// in the version word: equal to the stored checksum when only the version
+/// word was damaged. `bytes` holds at least the header.
+fn checksum_as_this_version(bytes: &[u8]) -> u32 {
+    let (v, c) = (hdr::VERSION * 4, hdr::CHECKSUM * 4);
+    let crc = layout::crc32c(&bytes[..v]);
+    let crc = layout::crc32c_update(crc, &layout::VERSION.to_le_bytes());
+    let crc = layout::crc32c_update(crc, &bytes[v + 4..c]);
+    layout::crc32c_update(crc, &bytes[c + 4..])
+}
+
+impl<'a> Grammar<'a> {
+    /// Checks that the artifact was compiled for the vocabulary whose
+    /// fingerprint is `fingerprint` (the SHA-256 `runtime/FORMAT.md`
+    /// defines; `tooldec_compiler::vocab::Vocab::fingerprint` computes it
+    /// from a tokenizer). The error names the artifact's vocabulary (its
+    /// label in the metadata) and both fingerprints.
+    pub fn check_vocabulary(&self, fingerprint: &[u8; 32]) -> Result<(), Error> {
+        if &self.fingerprint == fingerprint {
+            return Ok(());
+        }
+        let prefix = |f: &[u8; 32]| {
+            let mut p = [0u8; 8];
+            p.copy_from_slice(&f[..8]);
+            p
+        };
+        Err(Error::new(ErrorKind::Vocabulary {
+            label: meta_label(self.meta),
+            artifact: prefix(&self.fingerprint),
+            given: prefix(fingerprint),
+        }))
+    }
+
+    /// Checks that masks of this artifact fit a model with `logits` output
+    /// logits: engines hand the runtime a mask buffer of the model's width.
+    /// Wider is fine (ids from [`Grammar::vocab_size`] on are never
+    /// allowed, and [`Matcher::fill_mask`](crate::Matcher::fill_mask)
+    /// zeroes the words past [`Grammar::mask_words`]); narrower means the
+    /// artifact was compiled for another model.
+    pub fn check_vocab_size(&self, logits: usize) -> Result<(), Error> {
+        if logits < self.vocab_size as usize {
+            return Err(Error::new(ErrorKind::LogitsWidth {
+                logits: logits as u64,
+                vocab: self.vocab_size,
+            }));
+        }
+        Ok(())
+    }
+}
+
+/// The vocabulary label in META (`{"vocab": {"label": "..."}}`), if the
+/// metadata has one. A small scanner, not a JSON parser: linear, without
+/// recursion or allocation, and gives up (no label) on anything unexpected.
+fn meta_label(meta: &str) -> Label {
+    let mut j = Json {
+        s: meta.as_bytes(),
+        i: 0,
+    };
+    (|| {
+        j.member(b"vocab")?;
+        j.member(b"label")?;
+        j.ws();
+        j.string_into(meta)
+    })()
+    .unwrap_or(Label::NONE)
+}
+
+struct Json<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl Json<'_> {
+    fn ws(&mut self) {
+        while self.i < self.s.len() && matches!(self.s[self.i], b' ' | b'\t' | b'\n' | b'\r') {
+            self.i += 1;
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.i).copied()
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        self.ws();
+        (self.peek() == Some(c)).then(|| self.i += 1)
+    }
+
+    /// Skips a string (at its opening quote); returns its raw content.
+    fn string(&mut self) -> Option<(usize, usize)> {
+        if self.peek() != Some(b'"') {
+            return None;
+        }
+        let start = self.i + 1;
+        let mut i = start;
+        while i < self.s.len() {
+            match self.s[i] {
+                b'\\' => i += 2,
+                b'"' => {
+                    self.i = i + 1;
+                    return Some((start, i));
+                }
+                _ => i += 1,
+            }
+        }
+        None
+    }
+
+    /// Skips one value: a string, a scalar (up to the next `,`, `}` or
+    /// `]`), or a bracketed value by depth counting.
+    fn value(&mut self) -> Option<()> {
+        self.ws();
+        let mut depth = 0usize;
+        loop {
+            match self.peek()? {
+                b'"' => {
+                    self.string()?;
+                    if depth == 0 {
+                        return Some(());
+                    }
+                }
+                b'{' | b'[' => {
+                    depth += 1;
+                    self.i += 1;
+                }
+                b'}' | b']' => {
+                    if depth == 0 {
+                        return Some(());
+                    }
+                    depth -= 1;
+                    self.i += 1;
+                    if depth == 0 {
+                        return Some(());
+                    }
+                }
+                b',' if depth == 0 => return Some(()),
+                _ => self.i += 1,
+            }
+        }
+    }
+
+    /// In the object starting here, moves to the value of member `key`.
+    fn member(&mut self, key: &[u8]) -> Option<()> {
+        self.eat(b'{')?;
+        loop {
+            self.ws();
+            let (a, b) = self.string()?;
+            self.eat(b':')?;
+            if &self.s[a..b] == key {
+                return Some(());
+            }
+            self.value()?;
+            self.eat(b',')?;
+        }
+    }
+
+    /// Decodes the string starting here into a label.
+    fn string_into(&mut self, text: &str) -> Option<Label> {
+        let (a, b) = self.string()?;
+        // Quotes are ASCII, so the content is whole characters.
+        let mut chars = text.get(a..b)?.chars();
+        let mut label = Label::empty();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                label.push(c);
+                continue;
+            }
+            let c = match chars.next()? {
+                'b' => '\u{8}',
+                'f' => '\u{c}',
+                'n' => '\n',
+                'r' => '\r',
+                't' => '\t',
+                'u' => {
+                    let hi = hex4(&mut chars)?;
+                    let code = if (0xD800..0xDC00).contains(&hi) {
+                        // A surrogate pair: "\uD83D\uDE00".
+                        if chars.next() != Some('\\') || chars.next() != Some('u') {
+                            return None;
+                        }
+                        let lo = hex4(&mut chars).filter(|lo| (0xDC00..0xE000).contains(lo))?;
+                        0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
+                    } else {
+                        hi
+                    };
+                    char::from_u32(code).unwrap_or('\u{FFFD}')
+                }
+                c => c,
+            };
+            label.push(c);
+        }
+        Some(label)
+    }
+}
+
+/// Four hex digits of a `\\u` escape.
+fn hex4(chars: &mut core::str::Chars<'_>) -> Option<u32> {
+    let mut v = 0u32;
+    for _ in 0..4 {
+        v = v * 16 + chars.next()?.to_digit(16)?;
+    }
+    Some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use super::meta_label;
+    use core::fmt::Write;
+
+    /// The label as the error shows it (`Some("...")` or `None`).
+    fn label(meta: &str) -> std::string::String {
+        let mut s = std::string::String::new();
+        write!(s, "{:?}", meta_label(meta)).unwrap();
+        s
+    }
+
+    #[test]
+    fn the_vocabulary_label_is_found_in_the_metadata() {
+        assert_eq!(
+            label(
+                r#"{"format":"react","tools":["label","vocab"],"vocab":{"label":"gpt2 (built-in r50k_base)","kind":"byte-level BPE"}}"#
+            ),
+            r#"Some("gpt2 (built-in r50k_base)")"#
+        );
+        // Members before it of every kind, nested, with strings that hold
+        // brackets, quotes and the keys themselves.
+        assert_eq!(
+            label(
+                r#" { "a" : [1, {"label": "no"}, "]}"], "b": -1.5e3, "c": null, "d": {"vocab": {"label": "inner"}}, "vocab" : { "kind": "x", "label" : "q\"\\\u00e9\ud83d\ude00\n" } }"#
+            ),
+            "Some(\"q\\\"\\\\é😀\\n\")"
+        );
+        for none in [
+            "",
+            "{}",
+            "[]",
+            r#"{"vocab":{"kind":"x"}}"#,
+            r#"{"vocab":{"label":3}}"#,
+            r#"{"vocab":{"label":"unterminated}}"#,
+            r#"{"vocab":{"label":"bad escape \u12"}}"#,
+            r#"{"vocab":{"label":"lone surrogate \ud800 x"}}"#,
+            r#"{"vocab""label":"x"}"#,
+            "{\"vocab\":",
+            "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
+        ] {
+            assert_eq!(label(none), "None", "{none}");
+        }
+        // Long labels are cut at a character boundary.
+        let long = std::format!(r#"{{"vocab":{{"label":"{}"}}}}"#, "é".repeat(100));
+        assert_eq!(label(&long), std::format!("Some({:?})", "é".repeat(48)));
+    }
 }

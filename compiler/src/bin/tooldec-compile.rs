@@ -109,7 +109,7 @@ struct Args {
     #[arg(long, default_value_t = 0)]
     threads: usize,
     /// Complete within N tokens: every matcher starts with a budget of N
-    /// tokens (EOS included) and its masks only allow tokens after which a
+    /// tokens (an EOS counts as one) and its masks only allow tokens after which a
     /// complete output still fits, so every sampling path is a complete,
     /// valid call by its N-th token. Refused when the shortest complete
     /// output needs more. The artifact is the same size for every N: the

@@ -1,0 +1,193 @@
+/*
+ * drive.c: drives the tooldec sampler the way a llama.cpp program does,
+ * against the stand-in (llama_standin.h): a chain [tooldec, dist or
+ * greedy], and per step a fake model's logits through standin_sample
+ * (llama_sampler_sample's apply / select / accept), until EOS.
+ *
+ *   drive ARTIFACT N_VOCAB greedy|dist SEED BUDGET|-
+ *
+ * The fake logits are seeded noise, with the padding ids (from the
+ * artifact's vocab size up to N_VOCAB) and the first 64 ids boosted far
+ * above the rest: an unmasked greedy pick would take them. Prints
+ * "token ID" per step, then checks of clone, of apply on a few candidates
+ * against apply on all, of reset, and of misuse, as "check NAME VALUE"
+ * lines, and "done STEPS TERMINATED".
+ */
+
+#include "tooldec_llama_sampler.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void die(const char *what) {
+    fprintf(stderr, "drive: %s\n", what);
+    exit(2);
+}
+
+static uint64_t rng_state;
+
+static uint64_t next(void) {
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void fake_logits(float *logits, int32_t n_vocab, int32_t vocab_size) {
+    for (int32_t i = 0; i < n_vocab; i++) {
+        logits[i] = (float)(next() % 10000) / 1000.0f - 5.0f;
+    }
+    for (int32_t i = vocab_size; i < n_vocab; i++) {
+        logits[i] = 100.0f; /* padding: must never be picked */
+    }
+    for (int32_t i = 0; i < 64 && i < n_vocab; i++) {
+        logits[i] += 50.0f;
+    }
+}
+
+/* Applies `td` alone to `n` candidates and reports whether each stayed
+ * finite. */
+static void apply_some(struct llama_sampler *td, const llama_token *ids, size_t n, bool *finite) {
+    llama_token_data data[64];
+    for (size_t i = 0; i < n; i++) {
+        data[i].id = ids[i];
+        data[i].logit = 1.0f;
+        data[i].p = 0.0f;
+    }
+    llama_token_data_array cur = {.data = data, .size = n, .selected = -1, .sorted = true};
+    llama_sampler_apply(td, &cur);
+    for (size_t i = 0; i < n; i++) {
+        finite[i] = data[i].logit != -INFINITY;
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc != 6) {
+        die("usage: drive ARTIFACT N_VOCAB greedy|dist SEED BUDGET|-");
+    }
+    int32_t n_vocab = (int32_t)strtol(argv[2], NULL, 10);
+    bool greedy = strcmp(argv[3], "greedy") == 0;
+    uint32_t seed = (uint32_t)strtoul(argv[4], NULL, 10);
+    uint32_t budget = 0;
+    const uint32_t *budget_p = NULL;
+    if (strcmp(argv[5], "-") != 0) {
+        budget = (uint32_t)strtoul(argv[5], NULL, 10);
+        budget_p = &budget;
+    }
+    rng_state = seed;
+
+    char err[512];
+    tooldec_artifact *art = NULL;
+    if (tooldec_artifact_open(argv[1], &art, err, sizeof err) != TOOLDEC_OK) {
+        die(err);
+    }
+    int32_t vocab_size = (int32_t)tooldec_artifact_vocab_size(art);
+
+    /* Misuse first: a model narrower than the artifact. */
+    struct llama_sampler *bad = tooldec_llama_sampler_init(art, NULL, NULL, 0, vocab_size - 1, err, sizeof err);
+    printf("check narrow_model_refused %d | %s\n", bad == NULL, err);
+
+    struct llama_sampler *td = tooldec_llama_sampler_init(art, NULL, budget_p, 4, n_vocab, err, sizeof err);
+    if (!td) {
+        die(err);
+    }
+    tooldec_artifact_free(art); /* the sampler holds its own reference */
+    struct llama_sampler *chain = llama_sampler_chain_init(llama_sampler_chain_default_params());
+    llama_sampler_chain_add(chain, td);
+    llama_sampler_chain_add(chain, greedy ? llama_sampler_init_greedy() : llama_sampler_init_dist(seed));
+    printf("check names %s %s %s\n", llama_sampler_name(chain), llama_sampler_name(llama_sampler_chain_get(chain, 0)),
+           llama_sampler_name(llama_sampler_chain_get(chain, 1)));
+
+    float *logits = malloc((size_t)n_vocab * sizeof *logits);
+    float *copy = malloc((size_t)n_vocab * sizeof *copy);
+    if (!logits || !copy) {
+        die("out of memory");
+    }
+    tooldec_matcher *m = tooldec_llama_sampler_matcher(td);
+    int steps = 0, clone_same = -1, subset_same = 1, subset_checks = 0;
+    while (!tooldec_matcher_is_terminated(m)) {
+        if (steps > 1000) {
+            die("no EOS after 1000 tokens");
+        }
+        fake_logits(logits, n_vocab, vocab_size);
+        memcpy(copy, logits, (size_t)n_vocab * sizeof *copy);
+
+        /* Apply on a few candidates (the per-token path) agrees with the
+         * full-vocabulary apply (the mask path). */
+        {
+            llama_token ids[40];
+            bool few[40];
+            for (int i = 0; i < 40; i++) {
+                ids[i] = (llama_token)(next() % (uint64_t)n_vocab);
+            }
+            ids[0] = -1;            /* never a token */
+            ids[1] = n_vocab;       /* past the model */
+            ids[2] = n_vocab - 1;   /* padding when the model is wider */
+            apply_some(td, ids, 20, few); /* 20 < TOOLDEC_FEW_CANDIDATES */
+            bool many[40];
+            apply_some(td, ids, 40, many);
+            for (int i = 0; i < 20; i++) {
+                bool allowed = ids[i] >= 0 && ids[i] < n_vocab &&
+                               tooldec_matcher_is_allowed(m, (uint32_t)ids[i]);
+                subset_same &= few[i] == many[i] && few[i] == allowed;
+                subset_checks++;
+            }
+        }
+
+        if (steps == 3) {
+            /* A clone of the chain picks what the original picks next. */
+            struct llama_sampler *c = llama_sampler_clone(chain);
+            llama_token a = standin_sample(c, copy, n_vocab);
+            struct llama_sampler *ctd = llama_sampler_chain_get(c, 0);
+            bool advanced = tooldec_matcher_rollback_depth(tooldec_llama_sampler_matcher(ctd)) ==
+                            tooldec_matcher_rollback_depth(m) + (tooldec_matcher_rollback_depth(m) < 4);
+            llama_token b = standin_sample(chain, logits, n_vocab);
+            clone_same = a == b && advanced;
+            llama_sampler_free(c);
+            printf("token %d\n", (int)b);
+            steps++;
+            continue;
+        }
+        llama_token t = standin_sample(chain, logits, n_vocab);
+        printf("token %d\n", (int)t);
+        steps++;
+        if (tooldec_llama_sampler_failed(td)) {
+            die(tooldec_matcher_last_error(m));
+        }
+    }
+    printf("check clone_same %d\n", clone_same);
+    printf("check subset_same %d %d\n", subset_same, subset_checks);
+    printf("done %d %d\n", steps, tooldec_matcher_is_terminated(m) ? 1 : 0);
+
+    /* reset: back at the start with the creation budget. */
+    llama_sampler_reset(chain);
+    printf("check reset %d %d\n", tooldec_matcher_is_terminated(m) ? 1 : 0,
+           tooldec_matcher_tokens_left(m) == (budget_p ? budget : tooldec_matcher_tokens_left(m)));
+
+    /* accept() of a token the grammar does not allow: recorded, ignored. */
+    uint32_t *mask = calloc(((size_t)n_vocab + 31) / 32, sizeof *mask);
+    if (!mask) {
+        die("out of memory");
+    }
+    tooldec_matcher_fill_mask(m, mask, ((size_t)n_vocab + 31) / 32);
+    llama_token disallowed = -1;
+    for (int32_t t = 0; t < n_vocab && disallowed < 0; t++) {
+        if (!(mask[t / 32] >> (t % 32) & 1u)) {
+            disallowed = t;
+        }
+    }
+    llama_sampler_accept(td, disallowed);
+    printf("check bad_accept %d %zu | %s\n", tooldec_llama_sampler_failed(td) ? 1 : 0,
+           tooldec_matcher_rollback_depth(m), tooldec_matcher_last_error(m));
+    llama_sampler_reset(chain);
+    printf("check failed_after_reset %d\n", tooldec_llama_sampler_failed(td) ? 1 : 0);
+    printf("check not_ours %d\n", tooldec_llama_sampler_matcher(chain) == NULL);
+
+    free(mask);
+    free(logits);
+    free(copy);
+    llama_sampler_free(chain); /* frees td too */
+    return 0;
+}

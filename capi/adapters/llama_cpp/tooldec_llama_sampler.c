@@ -1,0 +1,198 @@
+/*
+ * tooldec_llama_sampler.c: see tooldec_llama_sampler.h.
+ *
+ * Build it with llama.cpp's include directories (llama.h, ggml.h) and link
+ * libtooldec.a (or -ltooldec) and -lm.
+ */
+
+#include "tooldec_llama_sampler.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Below this many candidates apply() asks the matcher token by token
+ * instead of filling the whole mask. */
+#define TOOLDEC_FEW_CANDIDATES 32
+
+struct tooldec_llama_ctx {
+    tooldec_matcher *matcher;
+    char *entry;        /* NULL: the default entry */
+    uint32_t *mask;     /* words words: the model's logits width */
+    size_t words;
+    int32_t n_vocab;
+    bool failed;
+};
+
+static struct llama_sampler_i tooldec_llama_iface;
+
+static const char *tooldec_llama_name(const struct llama_sampler *smpl) {
+    (void)smpl;
+    return "tooldec";
+}
+
+static void tooldec_llama_accept(struct llama_sampler *smpl, llama_token token) {
+    struct tooldec_llama_ctx *ctx = smpl->ctx;
+    if (token < 0 || tooldec_matcher_accept_token(ctx->matcher, (uint32_t)token) != TOOLDEC_OK) {
+        ctx->failed = true;
+    }
+}
+
+static void tooldec_llama_apply(struct llama_sampler *smpl, llama_token_data_array *cur_p) {
+    struct tooldec_llama_ctx *ctx = smpl->ctx;
+    bool few = cur_p->size < TOOLDEC_FEW_CANDIDATES;
+    if (!few && tooldec_matcher_fill_mask(ctx->matcher, ctx->mask, ctx->words) != TOOLDEC_OK) {
+        few = true; /* cannot happen: the width was checked at creation */
+    }
+    bool changed = false;
+    for (size_t i = 0; i < cur_p->size; i++) {
+        llama_token id = cur_p->data[i].id;
+        bool allowed;
+        if (id < 0 || id >= ctx->n_vocab) {
+            allowed = false;
+        } else if (few) {
+            allowed = tooldec_matcher_is_allowed(ctx->matcher, (uint32_t)id);
+        } else {
+            allowed = (ctx->mask[(uint32_t)id / 32] >> ((uint32_t)id % 32)) & 1u;
+        }
+        if (!allowed && cur_p->data[i].logit != -INFINITY) {
+            cur_p->data[i].logit = -INFINITY;
+            changed = true;
+        }
+    }
+    if (changed) {
+        cur_p->sorted = false; /* masked entries break a descending order */
+    }
+}
+
+static void tooldec_llama_reset(struct llama_sampler *smpl) {
+    struct tooldec_llama_ctx *ctx = smpl->ctx;
+    if (ctx->entry) {
+        tooldec_matcher_reset_to(ctx->matcher, ctx->entry);
+    } else {
+        tooldec_matcher_reset(ctx->matcher);
+    }
+    ctx->failed = false;
+}
+
+static char *copy_string(const char *s) {
+    if (!s) {
+        return NULL;
+    }
+    size_t n = strlen(s) + 1;
+    char *c = malloc(n);
+    if (c) {
+        memcpy(c, s, n);
+    }
+    return c;
+}
+
+static void free_ctx(struct tooldec_llama_ctx *ctx) {
+    if (ctx) {
+        tooldec_matcher_free(ctx->matcher);
+        free(ctx->entry);
+        free(ctx->mask);
+        free(ctx);
+    }
+}
+
+/* A context around `matcher` (taken over, freed on failure). */
+static struct tooldec_llama_ctx *new_ctx(tooldec_matcher *matcher, const char *entry,
+                                         int32_t n_vocab) {
+    struct tooldec_llama_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) {
+        tooldec_matcher_free(matcher);
+        return NULL;
+    }
+    ctx->matcher = matcher;
+    ctx->n_vocab = n_vocab;
+    ctx->words = ((size_t)n_vocab + 31) / 32;
+    ctx->mask = malloc(ctx->words * sizeof *ctx->mask);
+    ctx->entry = copy_string(entry);
+    if (!ctx->mask || (entry && !ctx->entry)) {
+        free_ctx(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+static struct llama_sampler *tooldec_llama_clone(const struct llama_sampler *smpl) {
+    const struct tooldec_llama_ctx *ctx = smpl->ctx;
+    tooldec_matcher *copy = NULL;
+    if (tooldec_matcher_clone(ctx->matcher, &copy) != TOOLDEC_OK) {
+        return NULL;
+    }
+    struct tooldec_llama_ctx *c = new_ctx(copy, ctx->entry, ctx->n_vocab);
+    if (!c) {
+        return NULL;
+    }
+    c->failed = ctx->failed;
+    return llama_sampler_init(&tooldec_llama_iface, c);
+}
+
+static void tooldec_llama_free(struct llama_sampler *smpl) {
+    free_ctx(smpl->ctx);
+    smpl->ctx = NULL;
+}
+
+/* CPU only: the backend hooks (llama.cpp's backend sampling) stay NULL, so
+ * a chain holding this sampler samples on the CPU. */
+static struct llama_sampler_i tooldec_llama_iface = {
+    .name = tooldec_llama_name,
+    .accept = tooldec_llama_accept,
+    .apply = tooldec_llama_apply,
+    .reset = tooldec_llama_reset,
+    .clone = tooldec_llama_clone,
+    .free = tooldec_llama_free,
+};
+
+static void set_error(char *err, size_t err_len, const char *msg) {
+    if (err && err_len > 0) {
+        size_t n = strlen(msg);
+        if (n >= err_len) {
+            n = err_len - 1;
+        }
+        memcpy(err, msg, n);
+        err[n] = 0;
+    }
+}
+
+struct llama_sampler *tooldec_llama_sampler_init(const tooldec_artifact *artifact,
+                                                 const char *entry,
+                                                 const uint32_t *budget,
+                                                 size_t rollback,
+                                                 int32_t n_vocab,
+                                                 char *err,
+                                                 size_t err_len) {
+    if (n_vocab <= 0) {
+        set_error(err, err_len, "n_vocab must be positive");
+        return NULL;
+    }
+    if (tooldec_artifact_check_vocab_size(artifact, (size_t)n_vocab, err, err_len) != TOOLDEC_OK) {
+        return NULL;
+    }
+    tooldec_matcher *m = NULL;
+    if (tooldec_matcher_new(artifact, entry, budget, rollback, &m, err, err_len) != TOOLDEC_OK) {
+        return NULL;
+    }
+    struct tooldec_llama_ctx *ctx = new_ctx(m, entry, n_vocab);
+    if (!ctx) {
+        set_error(err, err_len, "out of memory");
+        return NULL;
+    }
+    return llama_sampler_init(&tooldec_llama_iface, ctx);
+}
+
+tooldec_matcher *tooldec_llama_sampler_matcher(struct llama_sampler *smpl) {
+    if (!smpl || smpl->iface != &tooldec_llama_iface || !smpl->ctx) {
+        return NULL;
+    }
+    return ((struct tooldec_llama_ctx *)smpl->ctx)->matcher;
+}
+
+bool tooldec_llama_sampler_failed(const struct llama_sampler *smpl) {
+    if (!smpl || smpl->iface != &tooldec_llama_iface || !smpl->ctx) {
+        return false;
+    }
+    return ((const struct tooldec_llama_ctx *)smpl->ctx)->failed;
+}

@@ -1,0 +1,88 @@
+/*
+ * tooldec_llama_sampler.h: tooldec as a llama.cpp sampler (struct
+ * llama_sampler_i), for a llama_sampler_chain.
+ *
+ *   struct llama_sampler *chain = llama_sampler_chain_init(llama_sampler_chain_default_params());
+ *   llama_sampler_chain_add(chain, tooldec_llama_sampler_init(artifact, NULL, NULL, 0,
+ *                                                             llama_vocab_n_tokens(vocab), err, sizeof err));
+ *   llama_sampler_chain_add(chain, llama_sampler_init_dist(seed));   // or _greedy()
+ *   ...
+ *   llama_token t = llama_sampler_sample(chain, ctx, -1);            // apply, pick, accept
+ *
+ * apply() sets the logit of every candidate the grammar does not allow to
+ * -INFINITY (the way llama.cpp's own grammar sampler masks), looking at
+ * each candidate's id, so it works on the full vocabulary and on a reduced
+ * candidate list alike; accept() advances the matcher by the chosen token;
+ * reset() restarts it (at the entry it was created at, with its budget);
+ * clone() copies its state. Put it first in the chain, before top-k /
+ * top-p / temperature, so that later samplers only see allowed tokens.
+ *
+ * Tested against a stand-in of llama.cpp's sampler interface
+ * (test/llama_standin.h), not against a llama.cpp build; see the README.
+ *
+ * Thread safety: a sampler belongs to one sequence, like every llama.cpp
+ * sampler; the artifact may be shared by many samplers on many threads.
+ */
+
+#ifndef TOOLDEC_LLAMA_SAMPLER_H
+#define TOOLDEC_LLAMA_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tooldec.h"
+
+#ifdef TOOLDEC_LLAMA_STANDIN
+#include "llama_standin.h"
+#else
+#include "llama.h"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Creates a sampler that keeps only the tokens the artifact's grammar
+ * allows. `entry` (NULL: the default entry) and `budget` (NULL: the
+ * artifact's default) are those of tooldec_matcher_new; `rollback` is the
+ * matcher's rollback capacity (0 unless the caller rolls back through
+ * tooldec_llama_sampler_matcher). `n_vocab` is the model's logits size
+ * (llama_vocab_n_tokens): it must be at least the artifact's vocab size;
+ * ids the artifact does not know are never allowed.
+ *
+ * Returns NULL on failure, with a message in `err` (`err_len` bytes; may
+ * be NULL). The sampler keeps its own reference to the artifact: the
+ * artifact handle may be freed afterwards. Free the sampler with
+ * llama_sampler_free, or let the chain that owns it do so.
+ */
+struct llama_sampler *tooldec_llama_sampler_init(const tooldec_artifact *artifact,
+                                                 const char *entry,
+                                                 const uint32_t *budget,
+                                                 size_t rollback,
+                                                 int32_t n_vocab,
+                                                 char *err,
+                                                 size_t err_len);
+
+/*
+ * The matcher inside a sampler made by tooldec_llama_sampler_init (owned
+ * by the sampler): for is_terminated, forced bytes (jump-forward),
+ * rollback after rejected speculative tokens, last_error. NULL for any
+ * other sampler.
+ */
+tooldec_matcher *tooldec_llama_sampler_matcher(struct llama_sampler *smpl);
+
+/*
+ * Whether accept() was given a token the grammar does not allow since the
+ * sampler was created or reset (the matcher ignored it; its last_error
+ * says which). llama.cpp's accept() cannot return an error. Do not feed
+ * prompt tokens to a chain that holds this sampler.
+ */
+bool tooldec_llama_sampler_failed(const struct llama_sampler *smpl);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TOOLDEC_LLAMA_SAMPLER_H */

@@ -1,0 +1,188 @@
+//! The llama.cpp adapter (`adapters/llama_cpp/tooldec_llama_sampler.c`, a
+//! `struct llama_sampler_i`) driven as llama.cpp drives a sampler chain.
+//!
+//! llama.cpp cannot be built here: the adapter is compiled against a
+//! stand-in of llama.cpp's sampler interface (`test/llama_standin.h`,
+//! matched to upstream `include/llama.h`; see its header comment for the
+//! commit) and a C re-implementation of the chain, greedy, dist and
+//! `llama_sampler_sample` (`test/llama_standin.c`). `test/drive.c` feeds it
+//! adversarial fake logits (padding ids and the first 64 ids boosted far
+//! above the rest) until EOS; this test checks that every token it
+//! sampled is accepted in order by the Rust API, that the output is a
+//! complete call (EOS last) whose arguments parse as JSON, and the
+//! adapter's clone, reset, few-candidate and misuse checks.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use common::{capi_dir, compile_c, run};
+use tooldec_runtime::Artifact;
+
+fn driver() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let dir = capi_dir().join("adapters/llama_cpp");
+        let inc = format!("-I{}", dir.display());
+        let inc_test = format!("-I{}", dir.join("test").display());
+        compile_c(
+            "capi-llama-drive",
+            &[
+                dir.join("test/drive.c"),
+                dir.join("test/llama_standin.c"),
+                dir.join("tooldec_llama_sampler.c"),
+            ],
+            &["-DTOOLDEC_LLAMA_STANDIN", &inc, &inc_test],
+        )
+    })
+}
+
+const TOOLS: [&str; 3] = ["get_weather", "get_time", "search_flights"];
+
+/// Runs the driver and checks its call; returns the number of tokens.
+fn drive(artifact: &Path, n_vocab: usize, mode: &str, seed: u64, budget: Option<u32>) -> usize {
+    let art = Artifact::open(artifact).expect("the artifact loads");
+    let g = art.grammar();
+    let budget_arg = budget.map_or("-".to_string(), |b| b.to_string());
+    let args: Vec<PathBuf> = vec![
+        artifact.to_path_buf(),
+        n_vocab.to_string().into(),
+        mode.into(),
+        seed.to_string().into(),
+        budget_arg.into(),
+    ];
+    let args: Vec<&Path> = args.iter().map(|p| p.as_path()).collect();
+    let out = run(driver(), &args);
+
+    let tokens: Vec<u32> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("token "))
+        .map(|t| t.parse().expect("a token id"))
+        .collect();
+    let check = |name: &str| -> String {
+        let line = out
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("check {name} ")))
+            .unwrap_or_else(|| panic!("no check {name} in\n{out}"));
+        line.to_string()
+    };
+    assert!(check("narrow_model_refused").starts_with("1 | the model's logits width"));
+    assert_eq!(check("names"), "chain tooldec ".to_string() + mode);
+    assert_eq!(check("clone_same"), "1");
+    assert!(
+        check("subset_same").starts_with("1 "),
+        "{}",
+        check("subset_same")
+    );
+    assert_eq!(check("reset"), "0 1");
+    assert!(
+        check("bad_accept").starts_with("1 0 | token "),
+        "{}",
+        check("bad_accept")
+    );
+    assert_eq!(check("failed_after_reset"), "0");
+    assert_eq!(check("not_ours"), "1");
+    let done = format!("done {} 1", tokens.len());
+    assert!(out.lines().any(|l| l == done), "{out}");
+
+    // The Rust API accepts the same tokens, in order, and ends terminated.
+    let mut m = match budget {
+        Some(b) => g.matcher_with_budget(b).expect("the budget fits"),
+        None => g.matcher(),
+    };
+    for (i, &t) in tokens.iter().enumerate() {
+        assert!(
+            (t as usize) < g.vocab_size(),
+            "token #{i} is id {t}, past the artifact's vocab size {}",
+            g.vocab_size()
+        );
+        assert!(
+            m.accept_token(t),
+            "token #{i} ({t}) refused by the Rust API"
+        );
+    }
+    assert!(m.is_terminated(), "the last token is not EOS");
+    assert!(g.is_eos(*tokens.last().unwrap()));
+    if let Some(b) = budget.or(g.max_tokens()) {
+        // The runtime allows EOS at 0 tokens left: the call is complete by
+        // the budget's last token, and EOS may follow it.
+        let text_tokens = tokens.len() - 1;
+        assert!(
+            text_tokens <= b as usize,
+            "{text_tokens} tokens over a budget of {b}"
+        );
+    }
+
+    // The text is a complete call.
+    let text: Vec<u8> = tokens
+        .iter()
+        .filter_map(|&t| g.token_bytes(t))
+        .flatten()
+        .copied()
+        .collect();
+    let text = String::from_utf8_lossy(&text).into_owned();
+    check_calls(&text, g.metadata().contains("hermes"));
+    eprintln!(
+        "{mode} seed {seed}, {n_vocab} logits: {} tokens: {text:?}",
+        tokens.len()
+    );
+    tokens.len()
+}
+
+fn check_calls(text: &str, hermes: bool) {
+    let calls: Vec<serde_json::Value> = if hermes {
+        // Text, then <tool_call>\n{...}\n</tool_call> calls separated by "\n"
+        // (GPT-2 has no <tool_call> token: the tags are text).
+        text.split("<tool_call>\n")
+            .skip(1)
+            .map(|c| {
+                let json = c.split("\n</tool_call>").next().unwrap();
+                serde_json::from_str(json).unwrap_or_else(|e| panic!("{json:?}: {e}"))
+            })
+            .collect()
+    } else {
+        let (_, action) = text.split_once("\nAction: ").expect("an Action line");
+        let (name, input) = action
+            .split_once("\nAction Input: ")
+            .expect("an Action Input line");
+        let args: serde_json::Value =
+            serde_json::from_str(input).unwrap_or_else(|e| panic!("{input:?}: {e}"));
+        vec![serde_json::json!({"name": name, "arguments": args})]
+    };
+    assert!(!calls.is_empty(), "no call in {text:?}");
+    for c in calls {
+        let name = c["name"].as_str().expect("a name");
+        assert!(TOOLS.contains(&name), "unknown tool {name}");
+        assert!(
+            c["arguments"].is_object(),
+            "arguments of {name} are not an object"
+        );
+    }
+}
+
+#[test]
+fn llama_sampler_chain_samples_complete_calls() {
+    let t = Instant::now();
+    let golden = common::golden_artifact();
+    let art = Artifact::open(&golden).unwrap();
+    let (vocab, min) = (art.grammar().vocab_size(), art.grammar().min_tokens());
+    let mut tokens = 0;
+    let mut runs = 0;
+    for seed in 1..=4 {
+        // The model's logits width equals the artifact's, then is wider.
+        tokens += drive(&golden, vocab, "dist", seed, Some(min * 3));
+        tokens += drive(&golden, 50304, "greedy", seed, Some(min + 4 * seed as u32));
+        runs += 2;
+    }
+    let hermes = common::padded_hermes_artifact();
+    for seed in 1..=3 {
+        tokens += drive(&hermes, 50304, "dist", seed, None); // the default budget
+        runs += 1;
+    }
+    eprintln!(
+        "{runs} calls, {tokens} tokens sampled through the adapter, {:.2?}",
+        t.elapsed()
+    );
+}

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Builds and tests the tooldec Python package from scratch:
+#
+#   bash python/test.sh [pytest args...]
+#
+# Needs a Rust toolchain, CPython >= 3.9 (python3, or $PYTHON) and network
+# access to PyPI on the first run. Creates a virtual environment under
+# python/target/venv (kept between runs), installs the pinned test tools,
+# installs the package with the one documented command (pip install ./python),
+# compiles the test artifacts it does not find committed, and runs pytest.
+# With $TOOLDEC_DATA set, the real-tokenizer tests run too; without it they
+# say so and skip.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+PYTHON="${PYTHON:-python3}"
+VENV="${TOOLDEC_VENV:-$HERE/target/venv}"
+ART="$HERE/target/test-artifacts"
+start=$(date +%s)
+
+say() { printf '== %s (%ss)\n' "$*" "$(($(date +%s) - start))"; }
+
+# Pinned tools (numpy by interpreter: its wheels follow CPython releases).
+PYV="$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+case "$PYV" in
+  3.9) NUMPY=2.0.2 ;;
+  3.10) NUMPY=2.2.6 ;;
+  *) NUMPY=2.4.6 ;;
+esac
+mkdir -p "$HERE/target"
+cat > "$HERE/target/constraints.txt" <<EOF
+maturin==1.16.0
+numpy==$NUMPY
+pytest==8.4.2
+EOF
+# Also used by pip's isolated build environment (the maturin it installs).
+export PIP_CONSTRAINT="$HERE/target/constraints.txt"
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+
+if [ ! -x "$VENV/bin/python" ]; then
+  say "creating $VENV with $("$PYTHON" --version)"
+  "$PYTHON" -m venv "$VENV"
+fi
+VPY="$VENV/bin/python"
+if ! "$VPY" -c 'import numpy, pytest, maturin' 2>/dev/null \
+  || [ "$("$VPY" -c 'import numpy; print(numpy.__version__)')" != "$NUMPY" ]; then
+  say "installing maturin, numpy $NUMPY, pytest"
+  "$VPY" -m pip install -q maturin numpy pytest
+fi
+
+say "pip install ./python"
+(cd "$ROOT" && "$VPY" -m pip install -q ./python)
+
+# Test artifacts: the committed golden one, and a hermes artifact with a
+# model logits size wider than the tokenizer (padding ids), compiled here.
+mkdir -p "$ART"
+export TOOLDEC_WEATHER_TDM="${TOOLDEC_WEATHER_TDM:-$ROOT/artifacts/weather-gpt2.tdm}"
+compile() { # out.tdm args...
+  local out="$1"
+  shift
+  (cd "$ROOT" && cargo run -q --release -p tooldec-compiler --bin tooldec-compile -- \
+    grammars/examples/weather.json -q -o "$out" "$@")
+}
+say "compiling test artifacts"
+compile "$ART/weather-hermes-padded.tdm" --format hermes --vocab-size 50304 --max-tokens 96
+export TOOLDEC_HERMES_TDM="$ART/weather-hermes-padded.tdm"
+# A relative $TOOLDEC_DATA is read from the repository root, as the README's
+# commands are (TOOLDEC_DATA=../shared/data).
+DATA=""
+if [ -n "${TOOLDEC_DATA:-}" ]; then
+  DATA="$(cd "$ROOT" && cd "$TOOLDEC_DATA" 2>/dev/null && pwd || true)"
+fi
+if [ -n "${TOOLDEC_DATA:-}" ] && { [ -z "$DATA" ] || [ ! -f "$DATA/tokenizers/qwen2.5/tokenizer.json" ]; }; then
+  echo "TOOLDEC_DATA=$TOOLDEC_DATA is set but tokenizers/qwen2.5/tokenizer.json is not there" >&2
+  exit 1
+fi
+if [ -n "$DATA" ]; then
+  compile "$ART/weather-qwen.tdm" --format hermes \
+    --tokenizer "$DATA/tokenizers/qwen2.5/tokenizer.json" --vocab-size 151936
+  export TOOLDEC_QWEN_TDM="$ART/weather-qwen.tdm"
+else
+  unset TOOLDEC_QWEN_TDM
+fi
+
+say "pytest"
+# From tests/, so that the installed package (not the source tree) is imported.
+cd "$HERE/tests"
+"$VPY" -m pytest -q -p no:cacheprovider "$@"
+say "done"

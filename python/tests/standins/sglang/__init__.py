@@ -1,0 +1,2 @@
+"""Stand-in package (see tests/standins/README.md)."""
+TOOLDEC_STANDIN = True

@@ -1,0 +1,52 @@
+"""tooldec: syntax-error-free tool calls by construction.
+
+Load a compiled artifact (``tooldec-compile tools.json -o tools.tdm``) and
+serve token masks from it::
+
+    import numpy as np
+    import tooldec
+
+    art = tooldec.Artifact.open("tools.tdm")
+    m = art.matcher(max_tokens=256, max_rollback=8)
+    bitmask = tooldec.allocate_token_bitmask(1, art.vocab_size)
+    m.fill_next_token_bitmask(bitmask, 0)   # row 0: allowed next tokens
+    tooldec.apply_token_bitmask(logits, bitmask)
+    m.accept_token(int(np.argmax(logits)))
+
+Adapters: ``tooldec.hf`` (Hugging Face ``LogitsProcessor``),
+``tooldec.sglang`` (SGLang grammar backend), ``tooldec.vllm`` (vLLM v1
+structured-output backend). Each imports its engine only when imported.
+"""
+
+try:
+    from ._tooldec import (
+        DEFAULT_MAX_ROLLBACK,
+        Artifact,
+        Matcher,
+        __version__,
+        fill_next_token_bitmask_batch,
+    )
+except ImportError as e:  # the source tree, not the installed package
+    raise ImportError(
+        f"tooldec: the native module tooldec._tooldec is missing ({e}); install the package "
+        "with `pip install ./python` from the repository root, and do not import it from the "
+        "python/ source directory"
+    ) from e
+from ._bitmask import (
+    allocate_token_bitmask,
+    apply_token_bitmask,
+    bitmask_to_bool,
+    get_bitmask_shape,
+)
+
+__all__ = [
+    "Artifact",
+    "Matcher",
+    "DEFAULT_MAX_ROLLBACK",
+    "fill_next_token_bitmask_batch",
+    "allocate_token_bitmask",
+    "apply_token_bitmask",
+    "bitmask_to_bool",
+    "get_bitmask_shape",
+    "__version__",
+]

@@ -1,0 +1,133 @@
+"""How engine requests name a tooldec artifact, and how adapters load them.
+
+An engine request asks for tooldec through the grammar string it already
+carries (vLLM's ``structured_outputs``, SGLang's ``ebnf``/``json_schema``/
+``structural_tag`` sampling parameter), in one of two forms:
+
+* ``"tooldec:NAME"`` or ``"tooldec:NAME/ENTRY"``;
+* a JSON object ``{"tooldec": "NAME", "entry": "ENTRY", "max_tokens": N}``
+  (``entry`` and ``max_tokens`` optional).
+
+``NAME`` is a key of the artifacts the adapter was configured with; it may be
+left empty when there is exactly one. Artifacts are configured in code (a
+path, an ``Artifact``, or a dict of them) or, for engine processes that
+start on their own, with ``TOOLDEC_ARTIFACTS="name=path.tdm,other=o.tdm"``
+(a bare path is named after its file stem).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, Mapping, Optional, Union
+
+from ._tooldec import Artifact
+
+PREFIX = "tooldec:"
+ENV = "TOOLDEC_ARTIFACTS"
+
+ArtifactsLike = Union[None, str, "os.PathLike[str]", Artifact, Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A request for a tooldec matcher."""
+
+    name: str
+    entry: Optional[str] = None
+    max_tokens: Optional[int] = None
+
+
+def parse_spec(spec: Any) -> Optional[Spec]:
+    """The tooldec request in a grammar string, or None when the string is
+    not addressed to tooldec (another backend's JSON schema, regex...)."""
+    obj: Any = spec
+    if isinstance(spec, (bytes, bytearray)):
+        spec = spec.decode("utf-8", "replace")
+    if isinstance(spec, str):
+        s = spec.strip()
+        if s.startswith(PREFIX):
+            name, _, entry = s[len(PREFIX) :].partition("/")
+            return Spec(name.strip(), entry.strip() or None)
+        if not s.startswith("{") or '"tooldec"' not in s:
+            return None
+        try:
+            obj = json.loads(s)
+        except ValueError:
+            return None
+    if not isinstance(obj, Mapping) or "tooldec" not in obj:
+        return None
+    name = obj["tooldec"]
+    entry = obj.get("entry")
+    max_tokens = obj.get("max_tokens")
+    if not isinstance(name, str):
+        raise ValueError(f"tooldec: the artifact name must be a string, got {name!r}")
+    if entry is not None and not isinstance(entry, str):
+        raise ValueError(f"tooldec: entry must be a string, got {entry!r}")
+    if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 0):
+        raise ValueError(f"tooldec: max_tokens must be a non-negative integer, got {max_tokens!r}")
+    return Spec(name, entry, max_tokens)
+
+
+def _stem(path: str) -> str:
+    base = os.path.basename(os.fspath(path))
+    return base[:-4] if base.endswith(".tdm") else base
+
+
+def _load_one(value: Any) -> Artifact:
+    if isinstance(value, Artifact):
+        return value
+    if isinstance(value, (str, os.PathLike)):
+        return Artifact.open(os.fspath(value))
+    raise TypeError(f"tooldec: expected an Artifact or a path, got {type(value).__name__}")
+
+
+def load_artifacts(artifacts: ArtifactsLike = None) -> Dict[str, Artifact]:
+    """``{name: Artifact}`` from a path, an Artifact, a mapping of either,
+    or (when None) the ``TOOLDEC_ARTIFACTS`` environment variable."""
+    if artifacts is None:
+        env = os.environ.get(ENV, "").strip()
+        if not env:
+            raise ValueError(
+                f"tooldec: no artifacts configured: pass artifacts=... or set {ENV}="
+                "'name=path.tdm[,name2=other.tdm]'"
+            )
+        out: Dict[str, Artifact] = {}
+        for item in filter(None, (p.strip() for p in env.split(","))):
+            name, sep, path = item.partition("=")
+            if not sep:
+                name, path = _stem(item), item
+            out[name.strip()] = Artifact.open(path.strip())
+        return out
+    if isinstance(artifacts, Artifact):
+        return {_stem(artifacts.path) if artifacts.path else "default": artifacts}
+    if isinstance(artifacts, (str, os.PathLike)):
+        return {_stem(os.fspath(artifacts)): _load_one(artifacts)}
+    if isinstance(artifacts, Mapping):
+        return {str(k): _load_one(v) for k, v in artifacts.items()}
+    raise TypeError(
+        f"tooldec: artifacts must be a path, an Artifact or a dict of them, got "
+        f"{type(artifacts).__name__}"
+    )
+
+
+def resolve(artifacts: Mapping[str, Artifact], spec: Spec) -> Artifact:
+    """The artifact a spec names (an empty name: the only one)."""
+    if spec.name in artifacts:
+        return artifacts[spec.name]
+    if not spec.name and len(artifacts) == 1:
+        return next(iter(artifacts.values()))
+    raise ValueError(
+        f"tooldec: no artifact named {spec.name!r} (configured: {sorted(artifacts)})"
+    )
+
+
+def check_width(artifact: Artifact, vocab_size: Optional[int], who: str) -> None:
+    """The model's logits must be at least as wide as the artifact's masks."""
+    if vocab_size is None:
+        return
+    try:
+        artifact.check_vocab_size(vocab_size)
+    except ValueError as e:
+        raise ValueError(f"tooldec: {who}: {str(e).removeprefix('tooldec: ')}") from None

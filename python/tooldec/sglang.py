@@ -1,0 +1,286 @@
+"""SGLang: a grammar backend serving tooldec artifacts.
+
+Register it in the launching process, at import time (SGLang starts its
+scheduler processes with ``spawn``, which re-imports the main module)::
+
+    # serve.py
+    import tooldec.sglang
+    tooldec.sglang.register()            # name "tooldec", artifacts from TOOLDEC_ARTIFACTS
+
+    if __name__ == "__main__":
+        from sglang.launch_server import ...  # then --grammar-backend tooldec
+
+A request selects an artifact through a grammar parameter it already has,
+e.g. ``"ebnf": "tooldec:weather"`` or ``"structural_tag": '{"tooldec":
+"weather", "entry": "start"}'`` (see ``tooldec._specs``). Any other grammar
+(JSON schemas, regexes...) goes to ``fallback``, another backend given at
+registration, or is refused.
+
+Interfaces matched (``python/sglang/srt/constrained/base_grammar_backend.py``
+at sgl-project/sglang@99e1c51617bf, and ``xgrammar_backend.py`` at
+@65cf1ed0b8b1 for the semantics): ``BaseGrammarObject`` (``accept_token``
+raising ``ValueError`` on a rejected token, ``rollback``, ``is_terminated``,
+``allocate_vocab_mask`` / ``fill_vocab_mask`` / ``move_vocab_mask`` /
+``apply_vocab_mask``, ``copy`` returning a fresh grammar for a new request,
+the jump-forward trio ``try_jump_forward`` / ``jump_forward_str_state`` /
+``jump_and_retokenize``) and ``BaseGrammarBackend`` (``dispatch_*``,
+``reset``), registered with ``register_grammar_backend(name, init_func)``
+where ``init_func(server_args, tokenizer, vocab_size, eos_token_ids)``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from sglang.srt.constrained.base_grammar_backend import (
+    BaseGrammarBackend,
+    BaseGrammarObject,
+    register_grammar_backend,
+)
+
+from ._bitmask import allocate_token_bitmask, apply_token_bitmask
+from ._specs import ArtifactsLike, check_width, load_artifacts, parse_spec, resolve
+from ._tooldec import Artifact, Matcher
+
+try:
+    from sglang.srt.constrained.base_grammar_backend import INVALID_GRAMMAR_OBJ
+except ImportError:  # older SGLang: an invalid grammar is None
+    INVALID_GRAMMAR_OBJ = None
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["TooldecGrammar", "TooldecGrammarBackend", "register", "MAX_ROLLBACK_TOKENS"]
+
+#: Rollback capacity per request: SGLang's xgrammar backend uses the same
+#: (speculative tree verification rolls back one token at a time; jump-forward
+#: re-tokenization rolls back to the first changed token). 8 bytes per token.
+MAX_ROLLBACK_TOKENS = 200
+
+
+def _is_torch(x: Any) -> bool:
+    return type(x).__module__.split(".")[0] == "torch"
+
+
+class TooldecGrammar(BaseGrammarObject):
+    """One request's grammar state: a tooldec matcher."""
+
+    def __init__(
+        self,
+        artifact: Artifact,
+        entry: Optional[str] = None,
+        max_tokens: Optional[int] = None,
+        max_rollback: int = MAX_ROLLBACK_TOKENS,
+        key_string: Optional[str] = None,
+        matcher: Optional[Matcher] = None,
+    ) -> None:
+        super().__init__()
+        self.artifact = artifact
+        self.entry = entry
+        self.max_tokens = max_tokens
+        self.max_rollback = max_rollback
+        self.key_string = key_string
+        self.matcher = matcher or artifact.matcher(
+            entry=entry, max_tokens=max_tokens, max_rollback=max_rollback
+        )
+
+    def accept_token(self, token: int) -> None:
+        if self.matcher.is_terminated():
+            return  # tokens after EOS change nothing (as with xgrammar)
+        self.current_token = token
+        if not self.matcher.accept_token(int(token)):
+            raise ValueError(
+                f"tooldec: token {token} ({self.artifact.token_bytes(int(token))!r}) is not "
+                f"allowed here (grammar {self.key_string!r})"
+            )
+
+    def rollback(self, k: int) -> None:
+        self.matcher.rollback(k)
+
+    def is_terminated(self) -> bool:
+        return self.matcher.is_terminated()
+
+    def allocate_vocab_mask(self, vocab_size: int, batch_size: int, device: Any) -> Any:
+        """All-ones ``int32`` bitmask on the CPU (rows that are not filled
+        stay unconstrained); a torch tensor when torch is installed."""
+        try:
+            import torch
+        except ImportError:
+            return allocate_token_bitmask(batch_size, vocab_size)
+        return torch.full((batch_size, (vocab_size + 31) // 32), -1, dtype=torch.int32)
+
+    def fill_vocab_mask(self, vocab_mask: Any, idx: int) -> None:
+        self.matcher.fill_next_token_bitmask(vocab_mask, idx)
+
+    @staticmethod
+    def move_vocab_mask(vocab_mask: Any, device: Any) -> Any:
+        if _is_torch(vocab_mask):
+            return vocab_mask.to(device, non_blocking=True)
+        return vocab_mask
+
+    @staticmethod
+    def apply_vocab_mask(logits: Any, vocab_mask: Any) -> None:
+        if _is_torch(logits) and logits.device.type != "cpu":
+            try:  # SGLang depends on xgrammar, whose kernel reads this layout
+                from xgrammar import apply_token_bitmask_inplace
+
+                apply_token_bitmask_inplace(logits, vocab_mask.to(logits.device))
+                return
+            except ImportError:
+                pass
+        apply_token_bitmask(logits, vocab_mask)
+
+    def copy(self) -> "TooldecGrammar":
+        """A fresh grammar at the start, for the next request with the same
+        key (SGLang caches one grammar per key and copies it)."""
+        return TooldecGrammar(
+            self.artifact, self.entry, self.max_tokens, self.max_rollback, self.key_string
+        )
+
+    # Jump-forward: the bytes the grammar forces from here.
+
+    def try_jump_forward(self, tokenizer: Any) -> Optional[Tuple[List[int], str]]:
+        forced = self.matcher.forced_bytes()
+        if not forced:
+            return None
+        try:
+            text = forced.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        return [], text
+
+    def jump_forward_str_state(self, helper: Tuple[List[int], str]) -> Tuple[str, int]:
+        _, text = helper
+        return text, -1
+
+    def jump_and_retokenize(
+        self, old_output_ids: List[int], new_output_ids: List[int], next_state: int
+    ) -> None:
+        """The engine re-tokenized the output with the forced text appended:
+        roll back to the first token that changed and accept the new ones."""
+        k = 0
+        for old, new in zip(old_output_ids, new_output_ids):
+            if old != new:
+                break
+            k += 1
+        if k < len(old_output_ids):
+            self.matcher.rollback(len(old_output_ids) - k)
+        for i, t in enumerate(new_output_ids[k:], start=k):
+            if not self.matcher.accept_token(int(t)):
+                raise ValueError(
+                    f"tooldec: re-tokenized output token {t} at position {i} is not allowed"
+                )
+
+    def __repr__(self) -> str:
+        return f"TooldecGrammar({self.key_string!r}, {self.matcher!r})"
+
+
+class TooldecGrammarBackend(BaseGrammarBackend):
+    """Serves requests whose grammar names a tooldec artifact.
+
+    ``artifacts``: a path, an ``Artifact`` or ``{name: path or Artifact}``
+    (None: ``TOOLDEC_ARTIFACTS``). ``vocab_size``: the model's logits size
+    (checked against each artifact). ``fallback``: a backend for every other
+    grammar (for instance SGLang's xgrammar backend), or None to refuse them.
+    """
+
+    def __init__(
+        self,
+        artifacts: ArtifactsLike = None,
+        vocab_size: Optional[int] = None,
+        fallback: Optional[BaseGrammarBackend] = None,
+        max_rollback: int = MAX_ROLLBACK_TOKENS,
+        eos_token_ids: Optional[Any] = None,
+    ) -> None:
+        super().__init__()
+        self.artifacts: Dict[str, Artifact] = load_artifacts(artifacts)
+        self.vocab_size = vocab_size
+        self.fallback = fallback
+        self.max_rollback = max_rollback
+        for name, art in self.artifacts.items():
+            check_width(art, vocab_size, f"artifact {name!r}")
+            if eos_token_ids and not set(art.eos_token_ids) & set(eos_token_ids):
+                logger.warning(
+                    "tooldec: artifact %r ends with EOS %s, the model with %s",
+                    name,
+                    art.eos_token_ids,
+                    sorted(eos_token_ids),
+                )
+
+    def _dispatch(self, key_type: str, key_string: str) -> Optional[BaseGrammarObject]:
+        try:
+            spec = parse_spec(key_string)
+        except ValueError as e:
+            logger.error("%s", e)
+            return INVALID_GRAMMAR_OBJ
+        if spec is None:
+            if self.fallback is not None:
+                dispatch = getattr(self.fallback, f"dispatch_{key_type}", None)
+                if dispatch is None:
+                    return self.fallback.dispatch_fallback(key_type, key_string)
+                return dispatch(key_string)
+            return self._not_supported(key_type, key_string)
+        try:
+            art = resolve(self.artifacts, spec)
+            return TooldecGrammar(
+                art, spec.entry, spec.max_tokens, self.max_rollback, key_string=key_string
+            )
+        except ValueError as e:
+            logger.error("tooldec: invalid grammar %r: %s", key_string, e)
+            return INVALID_GRAMMAR_OBJ
+
+    def dispatch_json(self, key_string: str) -> Optional[BaseGrammarObject]:
+        return self._dispatch("json", key_string)
+
+    def dispatch_regex(self, key_string: str) -> Optional[BaseGrammarObject]:
+        return self._dispatch("regex", key_string)
+
+    def dispatch_ebnf(self, key_string: str) -> Optional[BaseGrammarObject]:
+        return self._dispatch("ebnf", key_string)
+
+    def dispatch_structural_tag(self, key_string: str) -> Optional[BaseGrammarObject]:
+        return self._dispatch("structural_tag", key_string)
+
+    def reset(self) -> None:
+        super().reset()
+        if self.fallback is not None:
+            self.fallback.reset()
+
+
+def register(
+    name: str = "tooldec",
+    artifacts: ArtifactsLike = None,
+    fallback: Optional[Callable[..., Optional[BaseGrammarBackend]]] = None,
+    max_rollback: int = MAX_ROLLBACK_TOKENS,
+) -> None:
+    """Registers the backend under ``name`` (``--grammar-backend NAME``).
+
+    ``fallback``: a function with ``register_grammar_backend``'s signature
+    ``(server_args, tokenizer, vocab_size, eos_token_ids)`` building the
+    backend for non-tooldec grammars (e.g. SGLang's xgrammar backend).
+    Artifacts are loaded in the scheduler process, when SGLang creates the
+    backend.
+    """
+
+    def init(server_args: Any, tokenizer: Any, vocab_size: int, eos_token_ids: Any = None):
+        fb = fallback(server_args, tokenizer, vocab_size, eos_token_ids) if fallback else None
+        return TooldecGrammarBackend(
+            artifacts,
+            vocab_size=vocab_size,
+            fallback=fb,
+            max_rollback=max_rollback,
+            eos_token_ids=eos_token_ids,
+        )
+
+    register_grammar_backend(name, init)
+    # Newer SGLang checks --grammar-backend against a list of choices.
+    for module in ("sglang.srt.server_args", "sglang.srt.arg_groups.choices"):
+        try:
+            mod = __import__(module, fromlist=["add_grammar_backend_choices"])
+        except ImportError:
+            continue
+        choices = getattr(mod, "GRAMMAR_BACKEND_CHOICES", None)
+        add = getattr(mod, "add_grammar_backend_choices", None)
+        if add is not None and (choices is None or name not in choices):
+            add([name])
+        break
