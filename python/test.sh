@@ -56,11 +56,17 @@ say "pip install ./python"
 # model logits size wider than the tokenizer (padding ids), compiled here.
 mkdir -p "$ART"
 export TOOLDEC_WEATHER_TDM="${TOOLDEC_WEATHER_TDM:-$ROOT/artifacts/weather-gpt2.tdm}"
+# The compiler as `cargo test --workspace` built it (its CLI test needs the
+# binary): after the README's test command this is a no-op, not a second,
+# release build of the compiler and its dependencies.
+say "building tooldec-compile (test profile)"
+(cd "$ROOT" && cargo test --workspace --no-run -q 2>/dev/null || cargo test --workspace --no-run)
+TDC="${CARGO_TARGET_DIR:-$ROOT/target}/debug/tooldec-compile"
+[ -x "$TDC" ] || { echo "no $TDC after cargo test --no-run" >&2; exit 1; }
 compile() { # out.tdm args...
   local out="$1"
   shift
-  (cd "$ROOT" && cargo run -q --release -p tooldec-compiler --bin tooldec-compile -- \
-    grammars/examples/weather.json -q -o "$out" "$@")
+  (cd "$ROOT" && "$TDC" grammars/examples/weather.json -q -o "$out" "$@")
 }
 say "compiling test artifacts"
 compile "$ART/weather-hermes-padded.tdm" --format hermes --vocab-size 50304 --max-tokens 96

@@ -257,6 +257,13 @@ fn print_summary(
         "  vocabulary     {} | mask width {} tokens, eos {:?}",
         vocab.label, r.vocab_size, vocab.eos
     );
+    let fingerprint: String = vocab
+        .fingerprint()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    // What an engine passes to Grammar::check_vocabulary.
+    println!("  fingerprint    sha256 {fingerprint} (vocabulary)");
     println!(
         "  states         NFA {} -> DFA {} -> minimized {} ({} byte classes)",
         r.nfa_states, r.dfa_states, r.min_states, r.classes

@@ -1,0 +1,72 @@
+//! The `tooldec-compile` binary as users run it: the summary names the
+//! vocabulary fingerprint the artifact carries (what engines check it
+//! against), and a budget below the shortest call fails with the message
+//! and a non-zero exit. (Building this test also gives `python/test.sh` the
+//! binary, built with the test profile `cargo test` already compiled.)
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+#[test]
+fn summary_names_the_fingerprint_the_artifact_carries() {
+    let out = std::env::temp_dir().join(format!("tooldec-cli-{}.tdm", std::process::id()));
+    let run = Command::new(env!("CARGO_BIN_EXE_tooldec-compile"))
+        .current_dir(root())
+        .args(["grammars/examples/weather.json", "-q", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let art = tooldec_runtime::Artifact::open(&out).unwrap();
+    std::fs::remove_file(&out).ok();
+    let hex: String = art
+        .grammar()
+        .vocab_fingerprint()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let again = std::env::temp_dir().join(format!("tooldec-cli-{}-b.tdm", std::process::id()));
+    let run = Command::new(env!("CARGO_BIN_EXE_tooldec-compile"))
+        .current_dir(root())
+        .args(["grammars/examples/weather.json", "-o"])
+        .arg(&again)
+        .output()
+        .unwrap();
+    std::fs::remove_file(&again).ok();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        stdout.contains(&format!("fingerprint    sha256 {hex} (vocabulary)")),
+        "{stdout}"
+    );
+    let mut fp = [0u8; 32];
+    for (i, b) in fp.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap();
+    }
+    assert!(art.grammar().check_vocabulary(&fp).is_ok());
+    fp[0] ^= 1;
+    assert!(art.grammar().check_vocabulary(&fp).is_err());
+}
+
+#[test]
+fn a_budget_below_the_shortest_call_fails_with_its_message() {
+    let run = Command::new(env!("CARGO_BIN_EXE_tooldec-compile"))
+        .current_dir(root())
+        .args(["grammars/examples/weather.json", "--max-tokens", "5", "-o"])
+        .arg(std::env::temp_dir().join(format!("tooldec-cli-{}-c.tdm", std::process::id())))
+        .output()
+        .unwrap();
+    assert!(!run.status.success());
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("--max-tokens 5 is too small: the shortest complete output (entry \"start\") takes 18 tokens"),
+        "{stderr}"
+    );
+}
