@@ -153,15 +153,20 @@ impl<'a> Grammar<'a> {
 
     fn budgeted(&self, state: u32, n: u32) -> Result<Matcher<'_>, Error> {
         // UNBOUNDED is a sentinel: a budget that large is no budget.
-        let n = n.min(UNBOUNDED - 1);
-        if !self.fits(state, n) {
-            return Err(self.shortfall(state, n));
+        self.start_at(state, n.min(UNBOUNDED - 1))
+    }
+
+    /// A matcher at `state` with `left` tokens ([`UNBOUNDED`]: no budget),
+    /// if an output can be completed from there within them.
+    fn start_at(&self, state: u32, left: u32) -> Result<Matcher<'_>, Error> {
+        if !self.fits(state, left) {
+            return Err(self.shortfall(state, left));
         }
         Ok(Matcher {
             grammar: self,
             state,
-            left: n,
-            budget: n,
+            left,
+            budget: left,
         })
     }
 

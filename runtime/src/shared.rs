@@ -75,18 +75,8 @@ impl SharedGrammar {
             None => g.start_state(),
             Some(name) => g.entry_state(name).ok_or(Error::new(ErrorKind::NoEntry))?,
         };
-        let mut m = Matcher {
-            grammar: g,
-            state,
-            left: g.default_budget(),
-            budget: g.default_budget(),
-        };
-        let n = budget.map_or(g.default_budget(), |n| n.min(crate::UNBOUNDED - 1));
-        if !g.fits(state, n) {
-            return Err(g.shortfall(state, n));
-        }
-        m.left = n;
-        m.budget = n;
+        let left = budget.map_or(g.default_budget(), |n| n.min(crate::UNBOUNDED - 1));
+        let m = g.start_at(state, left)?;
         let history = vec![Checkpoint::default(); rollback].into_boxed_slice();
         Ok(OwnedMatcher {
             inner: RollbackMatcher::new(m, history),
