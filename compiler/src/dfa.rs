@@ -66,6 +66,19 @@ impl Dfa {
 
     /// Subset construction. Fails beyond `max_states` DFA states.
     pub fn determinize(nfa: &Nfa, max_states: usize) -> Result<Dfa, Limit> {
+        Dfa::subsets(nfa, max_states, false).map(|(dfa, _)| dfa)
+    }
+
+    /// [`Dfa::determinize`], with each state's regions: the sorted regions
+    /// of its NFA states that read a byte (see [`crate::region`]).
+    pub fn determinize_labeled(
+        nfa: &Nfa,
+        max_states: usize,
+    ) -> Result<(Dfa, Vec<Vec<u32>>), Limit> {
+        Dfa::subsets(nfa, max_states, true)
+    }
+
+    fn subsets(nfa: &Nfa, max_states: usize, labeled: bool) -> Result<(Dfa, Vec<Vec<u32>>), Limit> {
         // Byte classes: bytes no range boundary separates behave the same.
         let mut boundary = [false; 257];
         for st in &nfa.states {
@@ -160,13 +173,63 @@ impl Dfa {
             .iter()
             .map(|s| s.binary_search(&nfa.accept).is_ok())
             .collect();
-        Ok(Dfa {
+        let labels = if labeled {
+            sets.iter()
+                .map(|set| {
+                    let mut l: Vec<u32> = set
+                        .iter()
+                        .map(|&s| &nfa.states[s as usize])
+                        .filter(|st| !st.ranges.is_empty())
+                        .map(|st| st.region)
+                        .collect();
+                    l.sort_unstable();
+                    l.dedup();
+                    l
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let dfa = Dfa {
             classes,
             n_classes,
             trans,
             accept,
             start: 1,
-        })
+        };
+        Ok((dfa, labels))
+    }
+
+    /// Carries the labels of this DFA's states (as [`Dfa::determinize_labeled`]
+    /// gives them) to `min`, a DFA of the same language made from this one
+    /// by trimming and minimizing: walking both in step from their starts
+    /// pairs every live state here with the state it became there, and a
+    /// state there gets the union of the labels of the states it stands for.
+    pub fn carry_labels(&self, labels: &[Vec<u32>], min: &Dfa) -> Vec<Vec<u32>> {
+        let mut out: Vec<Vec<u32>> = vec![Vec::new(); min.n_states()];
+        let mut seen = vec![false; self.n_states()];
+        // One byte per class of this DFA: its classes refine min's.
+        let mut reps = vec![0u8; self.n_classes];
+        for b in (0..=255u8).rev() {
+            reps[self.classes[b as usize] as usize] = b;
+        }
+        let mut stack = vec![(self.start, min.start)];
+        seen[self.start as usize] = true;
+        while let Some((p, m)) = stack.pop() {
+            out[m as usize].extend_from_slice(&labels[p as usize]);
+            for &b in &reps {
+                let (p2, m2) = (self.next(p, b), min.next(m, b));
+                if m2 != DEAD && !seen[p2 as usize] {
+                    seen[p2 as usize] = true;
+                    stack.push((p2, m2));
+                }
+            }
+        }
+        for l in &mut out {
+            l.sort_unstable();
+            l.dedup();
+        }
+        out
     }
 
     /// Sends every state that is unreachable from the start, or from which

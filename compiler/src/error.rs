@@ -29,6 +29,8 @@ pub enum ErrorKind {
     Format,
     /// `--max-tokens` is below the fewest tokens a complete output needs.
     Budget,
+    /// An artifact cannot be loaded, or lacks what a command asks of it.
+    Artifact,
 }
 
 /// A compile error.

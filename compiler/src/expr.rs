@@ -39,6 +39,10 @@ pub enum Expr {
     /// [`intersect`]) or a counter (a remainder modulo k) produces, and
     /// what has no compact regular-expression spelling.
     Automaton(Rc<Automaton>),
+    /// The same strings, marked as one part of a call (a tool name, a
+    /// property's value ...): see [`crate::region`]. Tags never change a
+    /// language; they name the states built for it.
+    Tag(Rc<crate::region::Tag>, Box<Expr>),
 }
 
 /// A byte automaton given by its moves: state `s` moves on a byte in
@@ -218,6 +222,11 @@ impl Expr {
         }
     }
 
+    /// Marks `e` as the part of a call `tag` names.
+    pub fn tag(tag: crate::region::Tag, e: Expr) -> Expr {
+        Expr::Tag(Rc::new(tag), Box::new(e))
+    }
+
     /// Wraps for sharing.
     pub fn shared(e: Expr) -> Expr {
         match e {
@@ -334,6 +343,7 @@ fn write_regex(e: &Expr, out: &mut String) -> Result<(), String> {
             out.push(')');
         }
         Expr::Shared(inner) => write_regex(inner, out)?,
+        Expr::Tag(_, inner) => write_regex(inner, out)?,
     }
     Ok(())
 }

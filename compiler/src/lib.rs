@@ -35,7 +35,9 @@ pub mod json;
 pub mod lang;
 mod locate;
 pub mod nfa;
+pub mod region;
 pub mod spec;
+pub mod view;
 pub mod vocab;
 pub mod write;
 
@@ -68,6 +70,10 @@ pub struct Options {
     /// against the fewest tokens each entry needs. The tables that serve
     /// budgets are in every artifact; this only sets the default.
     pub max_tokens: Option<u32>,
+    /// Keep the region table in the metadata (what `tooldec inspect`,
+    /// `explain` and `draw` use to say where a state is); `false` for
+    /// the smallest artifact (`--no-regions`).
+    pub regions: bool,
 }
 
 impl Default for Options {
@@ -81,6 +87,7 @@ impl Default for Options {
             zstd_level: Some(9),
             threads: 0,
             max_tokens: None,
+            regions: true,
         }
     }
 }
@@ -144,13 +151,21 @@ pub fn lower(set: &ToolSet, opts: &Options, vocab: &Vocab) -> Result<format::Low
     // Tools with the same parameters schema share one argument machine: the
     // NFA builds it once, determinization reaches one copy of its states,
     // and minimization has that much less to merge.
-    let mut seen: std::collections::HashMap<String, Expr> = std::collections::HashMap::new();
-    for i in 0..set.tools.len() {
-        let key = set.tools[i].parameters.to_string();
-        let e = match seen.get(&key) {
+    let keys: Vec<String> = set.tools.iter().map(|t| t.parameters.to_string()).collect();
+    let mut groups: std::collections::HashMap<&str, Vec<u32>> = std::collections::HashMap::new();
+    for (i, k) in keys.iter().enumerate() {
+        groups.entry(k).or_default().push(i as u32);
+    }
+    let mut seen: std::collections::HashMap<&str, Expr> = std::collections::HashMap::new();
+    for (i, key) in keys.iter().enumerate() {
+        let e = match seen.get(key.as_str()) {
             Some(e) => e.clone(),
             None => {
-                let e = Expr::shared(lowering.tool_arguments(i)?);
+                let tools = groups[key.as_str()].clone();
+                let e = Expr::shared(Expr::tag(
+                    region::Tag::Args { tools },
+                    lowering.tool_arguments(i)?,
+                ));
                 seen.insert(key, e.clone());
                 e
             }
@@ -205,6 +220,10 @@ pub struct Machine {
     pub specials: Vec<u32>,
     /// Over-approximations made under `--relax`, one line each.
     pub relaxed: Vec<String>,
+    /// The region tree of the grammar (see [`region`]).
+    pub regions: Vec<region::Region>,
+    /// Each state's regions, sorted.
+    pub labels: Vec<Vec<u32>>,
 }
 
 /// Time spent per named phase.
@@ -304,7 +323,7 @@ fn build_lowered(
     done(&mut phases, progress);
 
     let done = timed("determinize", progress);
-    let mut dfa = match dfa::Dfa::determinize(&nfa, opts.max_states) {
+    let (mut dfa, labels) = match dfa::Dfa::determinize_labeled(&nfa, opts.max_states) {
         Ok(dfa) => dfa,
         Err(limit) => return Err(blame(limit.into())),
     };
@@ -312,7 +331,9 @@ fn build_lowered(
         nfa_states: nfa.states.len(),
         dfa_states: dfa.n_states(),
     };
-    drop(nfa);
+    let regions = nfa.regions;
+    drop(nfa.states);
+    let unminimized = dfa.clone();
     done(&mut phases, progress);
 
     let done = timed("minimize", progress);
@@ -323,6 +344,8 @@ fn build_lowered(
         ));
     }
     dfa.minimize();
+    let labels = unminimized.carry_labels(&labels, &dfa);
+    drop(unminimized);
     done(&mut phases, progress);
     let entries = if lowered.entries.len() == 1 {
         vec![(lowered.entries[0].clone(), dfa.start)]
@@ -352,6 +375,8 @@ fn build_lowered(
         entries,
         specials: lowered.specials,
         relaxed: lowered.relaxed,
+        regions,
+        labels,
     };
     Ok((machine, stats, phases))
 }
@@ -544,7 +569,7 @@ fn metadata(set: &ToolSet, vocab: &Vocab, opts: &Options, machine: &Machine) -> 
         .into_iter()
         .map(|(id, name)| (id.to_string(), name.into()))
         .collect();
-    serde_json::json!({
+    let mut meta = serde_json::json!({
         "generator": concat!("tooldec-compile ", env!("CARGO_PKG_VERSION")),
         "format": opts.format.name,
         "entries": machine.entries.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
@@ -568,6 +593,10 @@ fn metadata(set: &ToolSet, vocab: &Vocab, opts: &Options, machine: &Machine) -> 
             "max_tokens": opts.max_tokens,
         },
         "relaxed": machine.relaxed,
-    })
-    .to_string()
+    });
+    if opts.regions {
+        meta["regions"] = region::to_json(&machine.regions);
+        meta["state_regions"] = region::states_to_json(&machine.labels);
+    }
+    meta.to_string()
 }

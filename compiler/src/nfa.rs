@@ -14,12 +14,15 @@ use regex_syntax::utf8::Utf8Sequences;
 
 use crate::error::Limit;
 use crate::expr::Expr;
+use crate::region::{Region, Tag, FORMAT};
 
 /// One NFA state: epsilon moves and byte-range moves.
 #[derive(Debug, Clone, Default)]
 pub struct NState {
     pub eps: Vec<u32>,
     pub ranges: Vec<(u8, u8, u32)>,
+    /// The region it was built in (see [`crate::region`]).
+    pub region: u32,
 }
 
 /// A byte NFA with a single start and a single accepting state.
@@ -28,6 +31,8 @@ pub struct Nfa {
     pub states: Vec<NState>,
     pub start: u32,
     pub accept: u32,
+    /// The region tree of the expression's tags; region 0 is the root.
+    pub regions: Vec<Region>,
 }
 
 /// Compiles `expr`; fails with [`Limit`] beyond `max_states` NFA states.
@@ -36,6 +41,9 @@ pub fn build(expr: &Expr, max_states: usize) -> Result<Nfa, Limit> {
         states: Vec::new(),
         max_states,
         memo: HashMap::new(),
+        regions: vec![Region::root()],
+        region_ids: HashMap::new(),
+        region: FORMAT,
     };
     let accept = b.add()?;
     let start = b.compile(expr, accept)?;
@@ -43,13 +51,20 @@ pub fn build(expr: &Expr, max_states: usize) -> Result<Nfa, Limit> {
         states: b.states,
         start,
         accept,
+        regions: b.regions,
     })
 }
 
 struct Builder {
     states: Vec<NState>,
     max_states: usize,
-    memo: HashMap<(*const Expr, u32), u32>,
+    /// Shared fragments by (node, continuation, region): a fragment built
+    /// in another region is another copy, so every state has one region.
+    memo: HashMap<(*const Expr, u32, u32), u32>,
+    regions: Vec<Region>,
+    region_ids: HashMap<(u32, Tag), u32>,
+    /// The region states are being built in.
+    region: u32,
 }
 
 impl Builder {
@@ -57,7 +72,10 @@ impl Builder {
         if self.states.len() >= self.max_states {
             return Err(Limit::NfaStates(self.max_states));
         }
-        self.states.push(NState::default());
+        self.states.push(NState {
+            region: self.region,
+            ..NState::default()
+        });
         Ok((self.states.len() - 1) as u32)
     }
 
@@ -159,8 +177,28 @@ impl Builder {
                 }
                 Ok(root)
             }
+            Expr::Tag(tag, inner) => {
+                let parent = if tag.is_top() { FORMAT } else { self.region };
+                let key = (parent, Tag::clone(tag));
+                let id = match self.region_ids.get(&key) {
+                    Some(&id) => id,
+                    None => {
+                        let id = self.regions.len() as u32;
+                        self.regions.push(Region {
+                            parent,
+                            tag: Some(key.1.clone()),
+                        });
+                        self.region_ids.insert(key, id);
+                        id
+                    }
+                };
+                let outer = std::mem::replace(&mut self.region, id);
+                let s = self.compile(inner, next);
+                self.region = outer;
+                s
+            }
             Expr::Automaton(a) => {
-                let key = (std::rc::Rc::as_ptr(a) as *const Expr, next);
+                let key = (std::rc::Rc::as_ptr(a) as *const Expr, next, self.region);
                 if let Some(&s) = self.memo.get(&key) {
                     return Ok(s);
                 }
@@ -183,7 +221,7 @@ impl Builder {
                 Ok(s)
             }
             Expr::Shared(inner) => {
-                let key = (std::rc::Rc::as_ptr(inner), next);
+                let key = (std::rc::Rc::as_ptr(inner), next, self.region);
                 if let Some(&s) = self.memo.get(&key) {
                     return Ok(s);
                 }

@@ -116,6 +116,11 @@ struct Args {
     /// runtime can serve any other budget too (matcher_with_budget).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_tokens: Option<u32>,
+    /// Leave out the region table (which part of a call each state
+    /// writes), which `tooldec inspect`, `explain` and `draw` read; the
+    /// masks are the same.
+    #[arg(long)]
+    no_regions: bool,
     /// Print nothing but errors.
     #[arg(short, long)]
     quiet: bool,
@@ -155,6 +160,7 @@ fn run(args: &Args) -> Result<(), Error> {
         zstd_level: (!args.uncompressed).then_some(args.zstd_level),
         threads: args.threads,
         max_tokens: args.max_tokens,
+        regions: !args.no_regions,
     };
     let shown = args.tools.display().to_string();
     let text = std::fs::read_to_string(&args.tools)

@@ -14,6 +14,7 @@ use std::rc::Rc;
 
 use crate::error::{Error, ErrorKind};
 use crate::expr::{self, Expr};
+use crate::region::Tag;
 use crate::vocab::{Token, Vocab};
 pub use syntax::{Grammar, Node, Part, Pos};
 
@@ -173,6 +174,8 @@ struct Lower<'a, 'b> {
     used: BTreeSet<u32>,
     rules: HashMap<String, Expr>,
     positional: HashMap<usize, Expr>,
+    /// The rule being lowered, for the regions of its free text.
+    rule: String,
 }
 
 /// Lowers `format` for these tools and this vocabulary; where the
@@ -197,6 +200,7 @@ pub fn lower(format: &Format, tools: &mut ToolParts<'_>, vocab: &Vocab) -> Resul
         used: BTreeSet::new(),
         rules: HashMap::new(),
         positional: HashMap::new(),
+        rule: String::new(),
     };
     let entries: Vec<&syntax::Rule> = g.entries().collect();
     if entries.len() > MAX_ENTRIES {
@@ -245,7 +249,10 @@ impl Lower<'_, '_> {
             return Ok(e.clone());
         }
         let body = &self.g.rule(name).expect("checked: rules exist").body;
-        let e = Expr::shared(self.node(body, None)?);
+        let outer = std::mem::replace(&mut self.rule, name.to_string());
+        let e = self.node(body, None);
+        self.rule = outer;
+        let e = Expr::shared(e?);
         self.rules.insert(name.to_string(), e.clone());
         Ok(e)
     }
@@ -303,7 +310,12 @@ impl Lower<'_, '_> {
                     }
                 }
                 check_overlaps(&texts).map_err(|m| self.err(*pos, m))?;
-                expr::text_except(&texts)
+                Expr::tag(
+                    Tag::Text {
+                        rule: self.rule.clone(),
+                    },
+                    expr::text_except(&texts),
+                )
             }
             Node::Ref(name, _) => self.rule(name)?,
             Node::Seq(v) => {
@@ -346,7 +358,12 @@ impl Lower<'_, '_> {
                         if let Some(e) = self.positional.get(&i) {
                             e.clone()
                         } else {
-                            let e = Expr::shared((self.tools.positional)(i)?);
+                            let e = Expr::shared(Expr::tag(
+                                Tag::Args {
+                                    tools: vec![i as u32],
+                                },
+                                (self.tools.positional)(i)?,
+                            ));
                             self.positional.insert(i, e.clone());
                             e
                         }
@@ -375,7 +392,10 @@ impl Lower<'_, '_> {
         let Some(k) = name_at.filter(|&k| !items[..k].iter().any(|x| syntax::has_parts(x))) else {
             let mut alts = Vec::with_capacity(n);
             for i in 0..n {
-                alts.push(self.node(body, Some(i))?);
+                let call = Tag::Call {
+                    tools: vec![i as u32],
+                };
+                alts.push(Expr::tag(call, self.node(body, Some(i))?));
             }
             return Ok(Expr::alt(alts));
         };
@@ -391,41 +411,59 @@ impl Lower<'_, '_> {
             .iter()
             .any(|x| syntax::uses(x, |p| p == Part::ArgsPositional));
         // Tools whose rest would be identical share one copy of it.
+        let rest_keys: Vec<(usize, usize)> = (0..n)
+            .map(|i| {
+                let args_id = match &self.tools.args[i] {
+                    Expr::Shared(rc) => Rc::as_ptr(rc) as usize,
+                    _ => usize::MAX - i,
+                };
+                (args_id, if rest_positional { i } else { 0 })
+            })
+            .collect();
+        let mut sharing: HashMap<(usize, usize), Vec<u32>> = HashMap::new();
+        for (i, k) in rest_keys.iter().enumerate() {
+            sharing.entry(*k).or_default().push(i as u32);
+        }
         let mut shared: HashMap<(usize, usize), Expr> = HashMap::new();
         let mut entries = Vec::with_capacity(n);
-        for i in 0..n {
+        for (i, &rest_key) in rest_keys.iter().enumerate() {
             let key = self.node(items[k], Some(i))?;
             let Expr::Bytes(key) = key else {
                 unreachable!("a name lowers to bytes")
             };
             let branch = if rest_names {
-                Expr::seq(
-                    rest.iter()
-                        .map(|x| self.node(x, Some(i)))
-                        .collect::<Result<Vec<_>, _>>()?,
+                Expr::tag(
+                    Tag::Call {
+                        tools: vec![i as u32],
+                    },
+                    Expr::seq(
+                        rest.iter()
+                            .map(|x| self.node(x, Some(i)))
+                            .collect::<Result<Vec<_>, _>>()?,
+                    ),
                 )
             } else {
-                let args_id = match &self.tools.args[i] {
-                    Expr::Shared(rc) => Rc::as_ptr(rc) as usize,
-                    _ => usize::MAX - i,
-                };
-                let pos_id = if rest_positional { i } else { 0 };
-                match shared.get(&(args_id, pos_id)) {
+                match shared.get(&rest_key) {
                     Some(e) => e.clone(),
                     None => {
-                        let e = Expr::shared(Expr::seq(
-                            rest.iter()
-                                .map(|x| self.node(x, Some(i)))
-                                .collect::<Result<Vec<_>, _>>()?,
+                        let e = Expr::shared(Expr::tag(
+                            Tag::Call {
+                                tools: sharing[&rest_key].clone(),
+                            },
+                            Expr::seq(
+                                rest.iter()
+                                    .map(|x| self.node(x, Some(i)))
+                                    .collect::<Result<Vec<_>, _>>()?,
+                            ),
                         ));
-                        shared.insert((args_id, pos_id), e.clone());
+                        shared.insert(rest_key, e.clone());
                         e
                     }
                 }
             };
             entries.push((key, branch));
         }
-        prefix.push(Expr::Trie(entries));
+        prefix.push(Expr::tag(Tag::Name, Expr::Trie(entries)));
         Ok(Expr::seq(prefix))
     }
 }

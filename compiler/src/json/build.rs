@@ -2,6 +2,8 @@
 
 use std::collections::HashMap;
 
+use crate::region::Tag;
+
 use serde_json::Value;
 
 use super::flat::{self, Extra, Flat};
@@ -27,6 +29,7 @@ pub fn is_nothing(e: &Expr) -> bool {
     match e {
         Expr::Alt(v) => v.is_empty(),
         Expr::Shared(inner) => is_nothing(inner),
+        Expr::Tag(_, inner) => is_nothing(inner),
         _ => false,
     }
 }
@@ -607,12 +610,19 @@ impl<'a> Lowering<'a> {
                 continue;
             }
             let key = serde_json::to_string(n).unwrap_or_default();
+            let ty = crate::region::schema_type(&subs.iter().map(|s| s.schema).collect::<Vec<_>>());
             let member = Expr::shared(Expr::seq([
-                Expr::Bytes(key.into_bytes()),
+                Expr::tag(Tag::Key { name: n.clone() }, Expr::Bytes(key.into_bytes())),
                 self.ws(),
                 Expr::lit(":"),
                 self.ws(),
-                value,
+                Expr::tag(
+                    Tag::Value {
+                        name: n.clone(),
+                        ty,
+                    },
+                    value,
+                ),
             ]));
             members.push((member, is_required));
         }

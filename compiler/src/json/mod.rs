@@ -207,7 +207,13 @@ impl<'a> Lowering<'a> {
                 at: format!("{}/properties/{}", root.at, escape_pointer(name)),
                 stack: root.stack.clone(),
             };
-            let v = self.value_of(std::slice::from_ref(&s), 1)?;
+            let v = Expr::tag(
+                crate::region::Tag::Value {
+                    name: name.clone(),
+                    ty: crate::region::schema_type(&[sub]),
+                },
+                self.value_of(std::slice::from_ref(&s), 1)?,
+            );
             if required.contains(&name.as_str()) {
                 req.push(v);
             } else {
