@@ -70,8 +70,9 @@ pub fn dot(view: &View<'_>, opts: &DrawOptions<'_>) -> Result<String, Error> {
     if view.no_regions {
         return Err(Error::new(
             ErrorKind::Artifact,
-            "the artifact has no region table (it was compiled by an older release), so its parts \
-             cannot be told apart; recompile it with this release's tooldec-compile",
+            "the artifact has no region table (it was compiled by an older release or with \
+             --no-regions), so its parts cannot be told apart; recompile it with this release's \
+             tooldec-compile",
         ));
     }
     let selected = match opts.tool {
@@ -111,11 +112,7 @@ fn select<'n>(view: &View<'_>, name: &'n str) -> Result<(&'n str, Option<&'n str
         ErrorKind::Usage,
         format!(
             "no tool `{name}` in this artifact; its tools: {}",
-            view.tools
-                .iter()
-                .map(|t| format!("`{t}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
+            view.tool_names(&(0..view.tools.len() as u32).collect::<Vec<_>>())
         ),
     ))
 }

@@ -113,8 +113,8 @@ impl<'g> View<'g> {
             .collect();
         match names.len() {
             0..=1 => names.concat(),
-            n if n <= 4 => names.join(", "),
-            n => format!("{} and {} more", names[..3].join(", "), n - 3),
+            n if n <= 8 => names.join(", "),
+            n => format!("{} and {} more", names[..6].join(", "), n - 6),
         }
     }
 
