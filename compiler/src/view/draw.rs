@@ -32,7 +32,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::fmt::Write as _;
 
-use super::{quote, Tokenizer, View};
+use super::{Tokenizer, View};
 use crate::error::{Error, ErrorKind};
 use crate::region::Tag;
 
@@ -888,37 +888,13 @@ impl Ctx<'_, '_> {
         }
     }
 
-    /// Bytes for display, as [`quote`] shows them, with special tokens'
-    /// byte strings by their names; cut to [`LABEL_CHARS`].
+    /// Bytes for display as [`View::show_text`] shows them (special
+    /// tokens by name), cut to [`LABEL_CHARS`].
     fn show_bytes(&self, bytes: &[u8]) -> String {
-        let mut body = String::new();
-        let mut chunk: Vec<u8> = Vec::new();
-        let flush = |chunk: &mut Vec<u8>, body: &mut String| {
-            if !chunk.is_empty() {
-                let q = quote(chunk);
-                body.push_str(&q[1..q.len() - 1]);
-                chunk.clear();
-            }
-        };
-        let mut i = 0;
-        while i < bytes.len() {
-            if bytes[i] == SPECIAL && i + 3 < bytes.len() {
-                flush(&mut chunk, &mut body);
-                let id = u32::from_be_bytes([0, bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
-                match self.view.specials.get(&id) {
-                    Some(name) => body.push_str(name),
-                    None => {
-                        let _ = write!(body, "<id {id}>");
-                    }
-                }
-                i += 4;
-                continue;
-            }
-            chunk.push(bytes[i]);
-            i += 1;
-        }
-        flush(&mut chunk, &mut body);
-        format!("`{}`", cut(&body, LABEL_CHARS))
+        let shown = self.view.show_text(bytes);
+        // Without the backticks around it, which are ASCII.
+        let body = &shown[1..shown.len() - 1];
+        format!("`{}`", cut(body, LABEL_CHARS))
     }
 
     /// The bytes every path that ends with the move `u --byte-->` ends with,
