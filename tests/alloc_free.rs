@@ -9,7 +9,7 @@ use std::cell::Cell;
 use tooldec_compiler::vocab::Vocab;
 use tooldec_compiler::{compile, spec, Options};
 use tooldec_runtime::{fill_batch, Checkpoint, Matcher, RollbackMatcher, SharedGrammar};
-use tooldec_tests::walk::{seed, SplitMix64};
+use tooldec_testkit::walk::{seed, SplitMix64};
 
 /// Counts allocations (and reallocations) made by the current thread, so
 /// tests running beside this one on other threads do not disturb it.

@@ -54,14 +54,14 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use tooldec_compiler::format::{self, Format};
-use tooldec_compiler::json::JsonOptions;
+use tooldec_compiler::call_format::{self, CallFormat};
 use tooldec_compiler::spec::{self, ToolSet};
 use tooldec_compiler::vocab::{Token, Vocab};
+use tooldec_compiler::JsonOptions;
 use tooldec_compiler::{compile, compile_schema, Compiled, Error, ErrorKind, Options, Report};
 use tooldec_runtime::{Artifact, Grammar, Matcher};
-use tooldec_tests::served::{grammar_specials, marker, served_states, walk_bytes};
-use tooldec_tests::walk::{self, SplitMix64};
+use tooldec_testkit::served::{grammar_specials, marker, served_states, walk_bytes};
+use tooldec_testkit::walk::{self, SplitMix64};
 
 /// Budgets are checked up to the largest entry minimum plus this.
 const SLACK: u32 = 8;
@@ -87,12 +87,12 @@ impl Setup {
             label: label.to_string(),
             set: spec::schema_document(label, schema).unwrap(),
             schema: true,
-            opts: options(Format::load("json").unwrap(), max_ws),
+            opts: options(CallFormat::load("json").unwrap(), max_ws),
             pad: 0,
         }
     }
 
-    fn tools(label: &str, tools: &str, format: Format, max_ws: u32) -> Setup {
+    fn tools(label: &str, tools: &str, format: CallFormat, max_ws: u32) -> Setup {
         Setup {
             label: label.to_string(),
             set: spec::parse(&format!("{label}.json"), tools).unwrap(),
@@ -116,7 +116,7 @@ impl Setup {
     }
 }
 
-fn options(format: Format, max_ws: u32) -> Options {
+fn options(format: CallFormat, max_ws: u32) -> Options {
     Options {
         format,
         json: JsonOptions {
@@ -129,10 +129,10 @@ fn options(format: Format, max_ws: u32) -> Options {
     }
 }
 
-fn custom_format(name: &str, text: &str) -> Format {
-    Format {
+fn custom_format(name: &str, text: &str) -> CallFormat {
+    CallFormat {
         name: name.to_string(),
-        grammar: format::Grammar::parse(&format!("{name}.tdg"), text).unwrap(),
+        grammar: call_format::Grammar::parse(&format!("{name}.tdg"), text).unwrap(),
     }
 }
 
@@ -1415,7 +1415,7 @@ entry call = tool { name "(" args ")" };
         "properties": {"unit": {"enum": ["c", "f"]}}, "required": ["unit"]}},
        {"name": "get_time", "parameters": {"type": "object", "properties": {},
         "additionalProperties": false}}]"#;
-    let setup = Setup::tools("mistral", tools, Format::load("mistral").unwrap(), 0);
+    let setup = Setup::tools("mistral", tools, CallFormat::load("mistral").unwrap(), 0);
     let mut t = Tokens::default().special("<s>").special("[TOOL_CALLS]");
     let marker_text = marker(1);
     t = t
@@ -1436,7 +1436,7 @@ entry call = tool { name "(" args ")" };
     check_case(&setup, &vocab, "mistral", true, &mut stats);
 
     // The JSON format: two entries, a call or an array of calls.
-    let setup = Setup::tools("json_entries", tools, Format::load("json").unwrap(), 1);
+    let setup = Setup::tools("json_entries", tools, CallFormat::load("json").unwrap(), 1);
     let vocab = Tokens::default()
         .bytes(printable())
         .texts(&[
@@ -1529,7 +1529,7 @@ fn budget_masks_equal_the_product_construction_on_random_vocabularies() {
             false,
         ),
         (
-            Setup::tools("r_mistral", tools, Format::load("mistral").unwrap(), 0),
+            Setup::tools("r_mistral", tools, CallFormat::load("mistral").unwrap(), 0),
             vec!["[TOOL_CALLS]"],
             2,
             40,

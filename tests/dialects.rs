@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use tooldec_compiler::spec::{self, Collisions, Dialect, ParseOptions, ToolSet};
 use tooldec_compiler::vocab::Vocab;
 use tooldec_compiler::{ErrorKind, Options};
-use tooldec_tests::{data_dir, data_file, read_text};
+use tooldec_testkit::{data_dir, data_file, read_text};
 
 fn fixture(name: &str) -> String {
     let path = format!("{}/fixtures/dialects/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -871,7 +871,7 @@ fn bfcl_ground_truth_fits_converted_schemas() {
                             if alt == "" {
                                 continue; // "may be left out"
                             }
-                            let v = tooldec_tests::render::resolve_ground_truth(alt);
+                            let v = tooldec_testkit::render::resolve_ground_truth(alt);
                             checked += 1;
                             if !validator.is_valid(&v) {
                                 bad.push(format!("#{k} {fname}.{param} = {v} vs {schema}"));

@@ -1,8 +1,8 @@
 //! Bad input gets an error that says what and where: file, line:column,
 //! JSON pointer, tool. These are the messages users see.
 
-use tooldec_compiler::json::JsonOptions;
 use tooldec_compiler::vocab::{Token, Vocab};
+use tooldec_compiler::JsonOptions;
 use tooldec_compiler::{compile, spec, ErrorKind, Options};
 
 fn err_of(text: &str) -> (ErrorKind, String) {

@@ -2,7 +2,7 @@
 //! the printer's round trip, and the errors a grammar file can get (with
 //! file, line and column).
 
-use tooldec_compiler::format::{Format, Grammar};
+use tooldec_compiler::lower::call_format::{CallFormat, Grammar};
 use tooldec_compiler::vocab::Vocab;
 use tooldec_compiler::{compile, spec, ErrorKind, Options};
 use tooldec_runtime::Artifact;
@@ -33,7 +33,7 @@ fn a_user_format_from_a_file() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("tags.tdg");
     std::fs::write(&path, USER_FORMAT).unwrap();
-    let format = Format::load(path.to_str().unwrap()).unwrap();
+    let format = CallFormat::load(path.to_str().unwrap()).unwrap();
     assert_eq!(format.name, "tags");
     assert_eq!(format.entries(), ["start"]);
     let opts = Options {
@@ -71,7 +71,7 @@ fn a_user_format_from_a_file() {
         "<call name=\"get_weather\">{\"city\": \"Paris\"}</call>"
     ));
     // The CLI's path form.
-    let missing = Format::load("no/such/format.tdg").unwrap_err();
+    let missing = CallFormat::load("no/such/format.tdg").unwrap_err();
     assert_eq!(missing.kind(), ErrorKind::Io);
     assert!(
         missing.to_string().contains("no/such/format.tdg"),
@@ -81,8 +81,8 @@ fn a_user_format_from_a_file() {
 
 #[test]
 fn pretty_printing_round_trips() {
-    for name in Format::shipped_names() {
-        let f = Format::load(name).unwrap();
+    for name in CallFormat::shipped_names() {
+        let f = CallFormat::load(name).unwrap();
         let printed = f.grammar.pretty();
         let again = Grammar::parse("printed.tdg", &printed).unwrap();
         assert_eq!(again.pretty(), printed, "{name}");
@@ -98,7 +98,7 @@ fn error(text: &str) -> String {
     match Grammar::parse("bad.tdg", text) {
         Ok(_) => panic!("accepted: {text}"),
         Err(e) => {
-            assert_eq!(e.kind(), ErrorKind::Format, "{e}");
+            assert_eq!(e.kind(), ErrorKind::CallFormat, "{e}");
             e.to_string()
         }
     }
@@ -179,7 +179,7 @@ fn semantic_errors_say_where() {
 fn lowering_error(text: &str) -> String {
     let g = Grammar::parse("low.tdg", text).unwrap();
     let opts = Options {
-        format: Format {
+        format: CallFormat {
             name: "low".into(),
             grammar: g,
         },

@@ -3,7 +3,7 @@
 //!
 //! - `walks_*` (one per tokenizer): random masked walks from every entry of
 //!   every format decode (with the real tokenizer) to outputs that the
-//!   format's hand-written parser (`tooldec_tests::parsers`) accepts, naming
+//!   format's hand-written parser (`tooldec_testkit::parsers`) accepts, naming
 //!   tools of the list, with arguments that satisfy the tool's JSON Schema
 //!   (the `jsonschema` crate). Tool lists: BFCL v4 `multiple` (every
 //!   [`BFCL_STEP`]th line) for the JSON formats; ToolkenGPT's FuncQA (13
@@ -18,7 +18,7 @@
 //! - `parsers_on_hand_made_texts` (no data needed): the parsers accept and
 //!   refuse what the format descriptions say.
 //!
-//! All but the last read `TOOLDEC_DATA` (see `tooldec_tests::data_dir`);
+//! All but the last read `TOOLDEC_DATA` (see `tooldec_testkit::data_dir`);
 //! without it they print a skip line and pass. `TOOLDEC_WALKS` sets the
 //! number of walks per (format, tokenizer, entry, tool family); default
 //! [`DEFAULT_WALKS`].
@@ -28,14 +28,14 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tooldec_compiler::format::Format;
+use tooldec_compiler::CallFormat;
 use tooldec_compiler::{compile, spec, vocab::Vocab, ErrorKind, Options};
 use tooldec_runtime::{Artifact, Grammar};
-use tooldec_tests::failures::{acceptable_refusal, report_failures, Failure};
-use tooldec_tests::loaded::{cache_cell, tokenizer, Cache, Loaded};
-use tooldec_tests::parsers::{self, toolkengpt, Calls};
-use tooldec_tests::walk::{seed, SplitMix64, Walker};
-use tooldec_tests::{
+use tooldec_testkit::failures::{acceptable_refusal, report_failures, Failure};
+use tooldec_testkit::loaded::{cache_cell, tokenizer, Cache, Loaded};
+use tooldec_testkit::parsers::{self, toolkengpt, Calls};
+use tooldec_testkit::walk::{seed, SplitMix64, Walker};
+use tooldec_testkit::{
     bfcl, data_dir, data_file, parse_json, read_text, render, schema, walks_from_env,
 };
 
@@ -84,7 +84,7 @@ fn compile_cached(tok: &str, vocab: &Vocab, format: &str, set: &ToolSet) -> (Out
                 panic!("{}: the converted tool list does not parse: {e}", set.id)
             });
             let opts = Options {
-                format: Format::load(format).unwrap_or_else(|e| panic!("{format}: {e}")),
+                format: CallFormat::load(format).unwrap_or_else(|e| panic!("{format}: {e}")),
                 zstd_level: None,
                 ..Options::default()
             };
@@ -332,8 +332,8 @@ fn walks(tok: &str) {
     let mut compile_time = Duration::ZERO;
     let mut walk_time = Duration::ZERO;
     let mut samples = Vec::new();
-    for format in Format::shipped_names() {
-        let declared = Format::load(format).unwrap().entries();
+    for format in CallFormat::shipped_names() {
+        let declared = CallFormat::load(format).unwrap().entries();
         for (family, sets) in families(format) {
             let (compiled, refused) = compile_family(tok, vocab, format, &sets, &mut compile_time);
             let t_walk = Instant::now();
@@ -528,7 +528,7 @@ fn walks(tok: &str) {
 }
 
 /// Feeds `text`'s real tokenization through a matcher at `entry` (see
-/// `tooldec_tests::check_text`). Returns the number of tokens and whether
+/// `tooldec_testkit::check_text`). Returns the number of tokens and whether
 /// one of them is a special token of the grammar (e.g. Qwen2.5's
 /// `<tool_call>`).
 fn check_text(
@@ -541,7 +541,7 @@ fn check_text(
     let m = g
         .matcher_at(entry)
         .ok_or_else(|| format!("no entry {entry:?}"))?;
-    let ids = tooldec_tests::check_text(g, m, hf, words, text)?;
+    let ids = tooldec_testkit::check_text(g, m, hf, words, text)?;
     let special = ids
         .iter()
         .any(|&t| g.token_bytes(t).and_then(|b| b.first()) == Some(&0xFF));
@@ -835,7 +835,7 @@ fn valid_calls(tok: &str) {
     let mut failures = Vec::new();
     let mut compile_time = Duration::ZERO;
     let mut words = Vec::new();
-    for format in Format::shipped_names() {
+    for format in CallFormat::shipped_names() {
         for (family, sets) in families(format) {
             let (compiled, refused) = compile_family(tok, vocab, format, &sets, &mut compile_time);
             let mut stats: BTreeMap<&str, CaseStats> = BTreeMap::new();

@@ -3,8 +3,8 @@
 //! Special tokens and triggers are checked at token boundaries with small
 //! hand-made vocabularies.
 
-use tooldec_compiler::format::Format;
 use tooldec_compiler::vocab::{Token, Vocab};
+use tooldec_compiler::CallFormat;
 use tooldec_compiler::{compile, spec, ErrorKind, Options};
 use tooldec_runtime::Artifact;
 
@@ -18,7 +18,7 @@ fn weather() -> spec::ToolSet {
 
 fn build(format: &str, vocab: &Vocab) -> Artifact {
     let opts = Options {
-        format: Format::load(format).unwrap(),
+        format: CallFormat::load(format).unwrap(),
         ..Options::default()
     };
     let out =
@@ -60,7 +60,10 @@ fn entries_are_recorded_and_the_first_is_the_default() {
     );
     // One entry only: no selector state.
     let one = Options {
-        format: Format::load("hermes").unwrap().only_entry("call").unwrap(),
+        format: CallFormat::load("hermes")
+            .unwrap()
+            .only_entry("call")
+            .unwrap(),
         ..Options::default()
     };
     let out = compile(
@@ -73,7 +76,7 @@ fn entries_are_recorded_and_the_first_is_the_default() {
     let a1 = Artifact::from_bytes(&out.artifact).unwrap();
     assert_eq!(a1.grammar().entries().count(), 1);
     assert!(a1.grammar().state_count() < g.state_count());
-    let e = Format::load("hermes")
+    let e = CallFormat::load("hermes")
         .unwrap()
         .only_entry("nope")
         .unwrap_err();
@@ -180,7 +183,7 @@ fn math() -> spec::ToolSet {
 
 fn toolken(vocab: &Vocab) -> Artifact {
     let opts = Options {
-        format: Format::load("toolken").unwrap(),
+        format: CallFormat::load("toolken").unwrap(),
         ..Options::default()
     };
     Artifact::from_bytes(
@@ -363,13 +366,13 @@ fn a_special_token_that_is_eos_cannot_be_in_a_format() {
     let mut v = small_vocab(&[], &["[TOOL_CALLS]"]);
     v.eos = vec![v.resolve("[TOOL_CALLS]").unwrap()];
     let opts = Options {
-        format: Format::load("mistral").unwrap(),
+        format: CallFormat::load("mistral").unwrap(),
         ..Options::default()
     };
     let Err(e) = compile(&weather(), &v, &opts, &mut |_| {}) else {
         panic!("an EOS special token was accepted in a format")
     };
-    assert_eq!(e.kind(), ErrorKind::Format);
+    assert_eq!(e.kind(), ErrorKind::CallFormat);
     assert!(e.to_string().contains("end-of-sequence"), "{e}");
 }
 
@@ -397,10 +400,10 @@ fn multi_turn_react_with_reset_and_inserted_text() {
 
 #[test]
 fn format_names_and_unknown_is_a_usage_error() {
-    for name in Format::shipped_names() {
-        assert_eq!(Format::load(name).unwrap().name, name);
+    for name in CallFormat::shipped_names() {
+        assert_eq!(CallFormat::load(name).unwrap().name, name);
     }
-    let e = Format::load("xml").unwrap_err();
+    let e = CallFormat::load("xml").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Usage);
     assert!(
         e.to_string()

@@ -18,9 +18,9 @@
 mod fuzz_common;
 
 use fuzz_common::{apply, edits, load_and_serve, serve, Edit, Input, Rng};
-use tooldec_compiler::format::Format;
-use tooldec_compiler::json::JsonOptions;
 use tooldec_compiler::vocab::{Token, Vocab};
+use tooldec_compiler::CallFormat;
+use tooldec_compiler::JsonOptions;
 use tooldec_compiler::{compile, spec, Options};
 use tooldec_runtime::layout::{self, hdr, sec, HEADER_WORDS};
 use tooldec_runtime::{Artifact, Grammar};
@@ -73,7 +73,7 @@ fn build_seeds() -> Vec<(&'static str, Vec<u8>)> {
     };
     let hermes = Options {
         json,
-        format: Format::load("hermes").unwrap(),
+        format: CallFormat::load("hermes").unwrap(),
         // Padding ids past the tokenizer, and a default budget.
         vocab_size: Some(vocab.len() as u32 + 7),
         max_tokens: Some(40),

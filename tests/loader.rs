@@ -190,7 +190,7 @@ fn corrupt_compressed_artifacts_are_errors() {
 }
 
 fn zstd_frame(p: &[u8]) -> Vec<u8> {
-    tooldec_compiler::write::compress(p, 3).unwrap()
+    tooldec_compiler::artifact::write::compress(p, 3).unwrap()
 }
 
 fn root(rel: &str) -> String {
@@ -382,7 +382,7 @@ fn other_format_versions_are_named() {
     layout::stamp_checksum(&mut p);
     assert_eq!(grammar_message(&p), older);
     assert_eq!(message(Artifact::from_bytes(&p)), older);
-    let bare = &tooldec_compiler::write::compress(&p, 3).unwrap()[envelope::BYTES..];
+    let bare = &tooldec_compiler::artifact::write::compress(&p, 3).unwrap()[envelope::BYTES..];
     assert_eq!(message(Artifact::from_bytes(bare)), older);
     p[hdr::VERSION * 4] = 5;
     layout::stamp_checksum(&mut p);

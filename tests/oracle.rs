@@ -8,11 +8,11 @@
 //! - Minimization: the minimized DFA accepts the same strings as the
 //!   unminimized one, and no two of its states are equivalent.
 
-use tooldec_compiler::dfa::{Dfa, DEAD};
+use tooldec_compiler::automaton::dfa::{Dfa, DEAD};
 use tooldec_compiler::vocab::{Token, Vocab};
 use tooldec_compiler::{build_dfa, compile, spec, Options};
 use tooldec_runtime::Artifact;
-use tooldec_tests::served::{grammar_specials, marker, served_states};
+use tooldec_testkit::served::{grammar_specials, marker, served_states};
 
 fn example(name: &str) -> (String, String) {
     let path = format!("{}/../grammars/examples/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -230,7 +230,7 @@ fn hand_written_outputs() {
 /// The react format with its one-action entry only: `dfa.start` is that
 /// entry's start.
 fn single_react() -> Options {
-    let format = tooldec_compiler::format::Format::load("react").unwrap();
+    let format = tooldec_compiler::CallFormat::load("react").unwrap();
     Options {
         format: format.only_entry("start").unwrap(),
         ..Options::default()
@@ -337,7 +337,7 @@ fn minimization_preserves_the_language_and_is_minimal() {
     let mut vocab = Vocab::builtin_gpt2().unwrap();
     vocab.leading_space = true;
     let expr = tooldec_compiler::lower(&set, &opts, &vocab).unwrap().expr;
-    let nfa = tooldec_compiler::nfa::build(&expr, 1 << 20).unwrap();
+    let nfa = tooldec_compiler::automaton::nfa::build(&expr, 1 << 20).unwrap();
     let raw = Dfa::determinize(&nfa, 1 << 20).unwrap();
     let mut min = raw.clone();
     assert!(min.trim());
@@ -414,7 +414,7 @@ fn masks_match_brute_force_with_entries_and_special_tokens() {
     let vocab = Vocab::from_tokens(vocab.tokens, eos, "small + specials").unwrap();
     for format in ["hermes", "mistral", "toolken", "json"] {
         let opts = Options {
-            format: tooldec_compiler::format::Format::load(format).unwrap(),
+            format: tooldec_compiler::CallFormat::load(format).unwrap(),
             zstd_level: None,
             ..Options::default()
         };

@@ -12,7 +12,7 @@
 //!   as in the soundness test.
 //! - `wordpiece_is_refused`: a WordPiece vocabulary is refused.
 //!
-//! All read `TOOLDEC_DATA` (see `tooldec_tests::data_dir`); without it they
+//! All read `TOOLDEC_DATA` (see `tooldec_testkit::data_dir`); without it they
 //! print a skip line and pass. `TOOLDEC_WALKS` overrides the number of random
 //! walks per tokenizer (default 1000).
 
@@ -22,10 +22,12 @@ use std::time::Instant;
 use serde_json::Value;
 use tooldec_compiler::{compile, spec, vocab::Vocab, ErrorKind, Options};
 use tooldec_runtime::Artifact;
-use tooldec_tests::failures::{acceptable_refusal, report_failures, Failure};
-use tooldec_tests::loaded::{cache_cell, eos_for, tokenizer, Cache, Loaded};
-use tooldec_tests::walk::{seed, SplitMix64, Walker};
-use tooldec_tests::{bfcl, data_dir, data_file, react, render, schema, toolbench, walks_from_env};
+use tooldec_testkit::failures::{acceptable_refusal, report_failures, Failure};
+use tooldec_testkit::loaded::{cache_cell, eos_for, tokenizer, Cache, Loaded};
+use tooldec_testkit::walk::{seed, SplitMix64, Walker};
+use tooldec_testkit::{
+    bfcl, data_dir, data_file, react, render, schema, toolbench, walks_from_env,
+};
 
 const BFCL_MULTIPLE: &str = "tools/bfcl/BFCL_v4_multiple.json";
 const BFCL_MULTIPLE_ANSWERS: &str = "tools/bfcl/possible_answer/BFCL_v4_multiple.json";
@@ -338,14 +340,14 @@ fn soundness(tok: &str) {
 }
 
 /// Feeds `text`'s real tokenization through a fresh matcher (see
-/// `tooldec_tests::check_text`); returns the token count.
+/// `tooldec_testkit::check_text`); returns the token count.
 fn check_text(
     g: &tooldec_runtime::Grammar<'_>,
     hf: &tokenizers::Tokenizer,
     words: &mut [u32],
     text: &str,
 ) -> Result<usize, String> {
-    tooldec_tests::check_text(g, g.matcher(), hf, words, text).map(|ids| ids.len())
+    tooldec_testkit::check_text(g, g.matcher(), hf, words, text).map(|ids| ids.len())
 }
 
 fn completeness(tok: &str) {
@@ -841,7 +843,7 @@ fn budget_walks(tok: &str) {
         min_tokens.push(m);
         // Spelling the shortest output byte by byte takes no more tokens
         // than its bytes (every byte has a one-byte token here).
-        let byte_dist = tooldec_tests::walk::distances(&g)[g.start_state() as usize];
+        let byte_dist = tooldec_testkit::walk::distances(&g)[g.start_state() as usize];
         if m > byte_dist {
             failures.push(Failure {
                 what: format!("{}: min_tokens", input.id),
@@ -1146,8 +1148,8 @@ fn gguf_vocab_equals_tokenizer_json_smollm2() {
     }
     let gguf = data_file("models/smollm2-135m-instruct-q4_1/SmolLM2-135M-Instruct.Q4_1.gguf");
     let json = data_file("tokenizers/smollm2-135m/tokenizer.json");
-    assert!(tooldec_compiler::gguf::is_gguf(&gguf));
-    assert!(!tooldec_compiler::gguf::is_gguf(&json));
+    assert!(tooldec_compiler::vocab::is_gguf(&gguf));
+    assert!(!tooldec_compiler::vocab::is_gguf(&json));
     let a = Vocab::from_gguf(&gguf, &[]).unwrap_or_else(|e| panic!("{e}"));
     let b = Vocab::from_tokenizer_json(&json, &eos_for("smollm2-135m"))
         .unwrap_or_else(|e| panic!("{e}"));

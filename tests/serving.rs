@@ -6,7 +6,7 @@
 use tooldec_compiler::vocab::Vocab;
 use tooldec_compiler::{compile, spec, Options};
 use tooldec_runtime::{fill_batch, Checkpoint, Matcher, RollbackMatcher, SharedGrammar};
-use tooldec_tests::walk::{seed, SplitMix64};
+use tooldec_testkit::walk::{seed, SplitMix64};
 
 /// Compiles a tool list (JSON text) with the built-in GPT-2 vocabulary and
 /// returns the raw payload.
@@ -18,7 +18,7 @@ fn payload(name: &str, tools: &str, format: Option<&str>) -> Vec<u8> {
         ..Options::default()
     };
     if let Some(f) = format {
-        opts.format = tooldec_compiler::format::Format::load(f).unwrap();
+        opts.format = tooldec_compiler::CallFormat::load(f).unwrap();
     }
     compile(&set, &vocab, &opts, &mut |_| {}).unwrap().artifact
 }

@@ -3,9 +3,9 @@
 //! The vocabulary is hand-written (every byte plus a few pieces), so the
 //! snapshots do not depend on any tokenizer file.
 
-use tooldec_compiler::dump::dump;
-use tooldec_compiler::json::JsonOptions;
+use tooldec_compiler::artifact::dump::dump;
 use tooldec_compiler::vocab::{Token, Vocab};
+use tooldec_compiler::JsonOptions;
 use tooldec_compiler::{compile, spec, Options};
 use tooldec_runtime::Artifact;
 
@@ -75,7 +75,7 @@ fn vocab_with_specials() -> Vocab {
 /// A shipped format's grammar as parsed (canonical form), then the summary
 /// of its DFA compiled for tiny.json: sizes, entries, special tokens used.
 fn format_summary(name: &str) -> String {
-    let format = tooldec_compiler::format::Format::load(name).unwrap();
+    let format = tooldec_compiler::CallFormat::load(name).unwrap();
     let mut out = format.grammar.pretty();
     let path = format!(
         "{}/../grammars/examples/tiny.json",

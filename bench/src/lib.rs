@@ -23,7 +23,7 @@ use tooldec_compiler::vocab::{Token, Vocab};
 use tooldec_compiler::{compile, spec, Error, Options};
 use tooldec_runtime::{Grammar, Matcher};
 
-pub use tooldec_tests::{data_dir, data_file};
+pub use tooldec_testkit::{data_dir, data_file};
 
 /// The tokenizers of the suite, by folder name under `tokenizers/`.
 pub const TOKENIZERS: [&str; 3] = ["gpt2", "llama-3.2", "qwen2.5"];
@@ -57,7 +57,7 @@ pub mod workloads {
 
     use super::*;
     use std::collections::HashSet;
-    use tooldec_tests::{bfcl, toolbench};
+    use tooldec_testkit::{bfcl, toolbench};
 
     /// A named tool set.
     #[derive(Debug, Clone)]
@@ -516,7 +516,7 @@ pub mod walks {
     //! Fixed walks and the masks served along them.
 
     use super::*;
-    use tooldec_tests::walk::{seed, SplitMix64, Walker};
+    use tooldec_testkit::walk::{seed, SplitMix64, Walker};
 
     /// `n` random walks through the grammar (each ends with EOS), seeded by
     /// `label`: the same artifact always gives the same walks.

@@ -36,7 +36,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use crate::dfa::{Dfa, DEAD};
+use crate::automaton::dfa::{Dfa, DEAD};
 use crate::error::{Error, ErrorKind};
 use crate::vocab::{TokenText, Vocab};
 
@@ -522,7 +522,7 @@ pub fn masks(
 /// A path of the grammar as text: entry selectors dropped, special tokens
 /// shown by id.
 fn show_path(bytes: &[u8]) -> String {
-    use crate::format::{ENTRY_ESCAPE, SPECIAL_ESCAPE};
+    use crate::lower::call_format::{ENTRY_ESCAPE, SPECIAL_ESCAPE};
     let mut out = Vec::new();
     let mut i = 0;
     while i < bytes.len() {

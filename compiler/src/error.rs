@@ -26,7 +26,7 @@ pub enum ErrorKind {
     /// Invalid command-line options.
     Usage,
     /// A format file does not parse or is inconsistent.
-    Format,
+    CallFormat,
     /// `--max-tokens` is below the fewest tokens a complete output needs.
     Budget,
     /// An artifact cannot be loaded, or lacks what a command asks of it.

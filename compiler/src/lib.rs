@@ -24,29 +24,23 @@
 //! std::fs::write("tools.tdm", &out.artifact).unwrap();
 //! ```
 
+pub mod artifact;
+pub mod automaton;
 pub mod cross;
-pub mod dfa;
-pub mod dump;
 pub mod error;
-pub mod expr;
-pub mod format;
-pub mod gguf;
-pub mod json;
-pub mod lang;
-mod locate;
-pub mod nfa;
-pub mod region;
+pub mod lower;
 pub mod spec;
-pub mod view;
 pub mod vocab;
-pub mod write;
 
 use std::time::{Duration, Instant};
 
+use artifact::write;
+use automaton::expr::{self, Expr};
+use automaton::{dfa, nfa, region};
 pub use error::{Error, ErrorKind};
-use expr::Expr;
-use format::Format;
-use json::{JsonOptions, Lowering};
+pub use lower::call_format::{self, CallFormat};
+use lower::json::Lowering;
+pub use lower::json::{self, JsonOptions};
 use spec::ToolSet;
 use vocab::Vocab;
 
@@ -54,7 +48,7 @@ use vocab::Vocab;
 #[derive(Debug, Clone)]
 pub struct Options {
     /// The call format (default: the shipped `react`).
-    pub format: Format,
+    pub format: CallFormat,
     pub json: JsonOptions,
     /// Bound on DFA states (before minimization).
     pub max_states: usize,
@@ -79,7 +73,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            format: Format::load("react").expect("the shipped react format parses"),
+            format: CallFormat::load("react").expect("the shipped react format parses"),
             json: JsonOptions::default(),
             max_states: 2_000_000,
             max_nfa_states: 20_000_000,
@@ -145,7 +139,7 @@ pub enum Progress {
 
 /// The whole grammar of a tool set as an [`Expr`], with its entry rules
 /// and the special tokens it uses.
-pub fn lower(set: &ToolSet, opts: &Options, vocab: &Vocab) -> Result<format::Lowered, Error> {
+pub fn lower(set: &ToolSet, opts: &Options, vocab: &Vocab) -> Result<call_format::Lowered, Error> {
     let mut lowering = Lowering::new(set, opts.json);
     let mut args = Vec::with_capacity(set.tools.len());
     // Tools with the same parameters schema share one argument machine: the
@@ -173,12 +167,12 @@ pub fn lower(set: &ToolSet, opts: &Options, vocab: &Vocab) -> Result<format::Low
         args.push(e);
     }
     let mut positional = |i: usize| lowering.tool_positional(i);
-    let mut parts = format::ToolParts {
+    let mut parts = call_format::ToolParts {
         names: set.tools.iter().map(|t| t.name.clone()).collect(),
         args,
         positional: &mut positional,
     };
-    let mut lowered = format::lower(&opts.format, &mut parts, vocab)?;
+    let mut lowered = call_format::lower(&opts.format, &mut parts, vocab)?;
     lowered.relaxed = std::mem::take(&mut lowering.relaxed);
     Ok(lowered)
 }
@@ -269,10 +263,10 @@ fn blame(e: Error, set: &ToolSet, opts: &Options, tools: std::ops::Range<usize>)
 /// The grammar of one JSON Schema on its own: the whole output is one JSON
 /// value that the schema accepts (tool 0 of `set`; see
 /// [`spec::schema_document`]). No call format surrounds it.
-pub fn lower_schema(set: &ToolSet, opts: &Options) -> Result<format::Lowered, Error> {
+pub fn lower_schema(set: &ToolSet, opts: &Options) -> Result<call_format::Lowered, Error> {
     let mut lowering = Lowering::new(set, opts.json);
     let expr = lowering.schema_value(0)?;
-    Ok(format::Lowered {
+    Ok(call_format::Lowered {
         expr,
         entries: vec!["value".to_string()],
         specials: Vec::new(),
@@ -298,7 +292,7 @@ pub fn build_schema_dfa(
 /// determinizes, trims and minimizes; a state bound exceeded on the way
 /// goes through `blame`.
 fn build_lowered(
-    lower: impl FnOnce() -> Result<format::Lowered, Error>,
+    lower: impl FnOnce() -> Result<call_format::Lowered, Error>,
     opts: &Options,
     blame: impl FnOnce(Error) -> Error,
     progress: &mut dyn FnMut(Progress),
@@ -355,7 +349,7 @@ fn build_lowered(
             .iter()
             .enumerate()
             .map(|(k, name)| {
-                let s = dfa.walk(dfa.start, &[format::ENTRY_ESCAPE, k as u8]);
+                let s = dfa.walk(dfa.start, &[call_format::ENTRY_ESCAPE, k as u8]);
                 if s == dfa::DEAD {
                     Err(Error::new(
                         ErrorKind::Grammar,
@@ -395,10 +389,10 @@ impl Machine {
         let markers: Vec<[u8; 4]> = self
             .specials
             .iter()
-            .map(|&id| format::special_marker(id))
+            .map(|&id| call_format::special_marker(id))
             .collect();
         while let Some(s) = stack.pop() {
-            let text = (0..format::ENTRY_ESCAPE).map(|b| dfa.next(s, b));
+            let text = (0..call_format::ENTRY_ESCAPE).map(|b| dfa.next(s, b));
             let specials = markers.iter().map(|m| dfa.walk(s, m));
             for t in text.chain(specials) {
                 if t != dfa::DEAD && !seen[t as usize] {

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tooldec_compiler::vocab::Vocab;
-use tooldec_compiler::{json::JsonOptions, spec, Error, ErrorKind, Options};
+use tooldec_compiler::{spec, Error, ErrorKind, JsonOptions, Options};
 use tooldec_runtime::{Artifact, Grammar};
 
 pub mod corpus;

@@ -6,9 +6,9 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use tooldec_compiler::format::Format;
 use tooldec_compiler::spec::{self, ToolSet};
 use tooldec_compiler::vocab::Vocab;
+use tooldec_compiler::CallFormat;
 use tooldec_compiler::Options;
 
 use crate::stats::Reasons;
@@ -155,7 +155,7 @@ impl CorpusResult {
 /// format.
 pub fn tool_options(base: &Options) -> Result<Options, String> {
     Ok(Options {
-        format: Format::load("json").map_err(|e| e.to_string())?,
+        format: CallFormat::load("json").map_err(|e| e.to_string())?,
         ..base.clone()
     })
 }

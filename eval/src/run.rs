@@ -7,11 +7,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tooldec_compiler::format::Format;
+use tooldec_compiler::call_format;
 use tooldec_compiler::vocab::Vocab;
 use tooldec_compiler::{compile, spec, Options};
 use tooldec_runtime::Artifact;
-use tooldec_tests::schema::ToolValidators;
+use tooldec_testkit::schema::ToolValidators;
 
 use crate::generate::{self, Generation};
 use crate::model::Model;
@@ -103,7 +103,7 @@ pub fn compile_tools(
         (CallFormat::Hermes, false) => ("hermes", "call"),
         (CallFormat::Hermes, true) => ("hermes", "calls"),
     };
-    let format = Format::load(name)
+    let format = call_format::CallFormat::load(name)
         .and_then(|f| f.only_entry(entry))
         .map_err(|e| e.to_string())?;
     let opts = Options {

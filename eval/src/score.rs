@@ -2,7 +2,7 @@
 //! AST match against `possible_answer`.
 
 use serde_json::Value;
-use tooldec_tests::schema::ToolValidators;
+use tooldec_testkit::schema::ToolValidators;
 
 use crate::parse::Call;
 

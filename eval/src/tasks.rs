@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use serde_json::Value;
-use tooldec_tests::bfcl;
+use tooldec_testkit::bfcl;
 
 /// The BFCL categories with ground truth that the evaluation runs.
 pub const CATEGORIES: [&str; 4] = ["simple_python", "multiple", "parallel", "parallel_multiple"];

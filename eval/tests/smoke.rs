@@ -106,7 +106,7 @@ fn tight_budget_still_completes() {
     let artifact = tooldec_runtime::Artifact::from_bytes(&bytes).unwrap();
     let grammar = artifact.grammar();
     let min = tooldec_eval::generate::minimum(&grammar) as usize;
-    let validators = tooldec_tests::schema::ToolValidators::new(&task.tools);
+    let validators = tooldec_testkit::schema::ToolValidators::new(&task.tools);
     let prompt = tooldec_eval::prompt::chatml(
         &task.question,
         &task.functions,

@@ -177,13 +177,13 @@ pub fn padded_hermes_artifact() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
         .get_or_init(|| {
-            use tooldec_compiler::{compile, format::Format, spec, vocab::Vocab, Options};
+            use tooldec_compiler::{compile, spec, vocab::Vocab, CallFormat, Options};
             let path = capi_dir().join("../grammars/examples/weather.json");
             let text = std::fs::read_to_string(&path).expect("weather.json");
             let set = spec::parse("weather.json", &text).expect("weather.json parses");
             let vocab = Vocab::builtin_gpt2().expect("the built-in GPT-2 vocabulary");
             let opts = Options {
-                format: Format::load("hermes").expect("the shipped hermes format"),
+                format: CallFormat::load("hermes").expect("the shipped hermes format"),
                 vocab_size: Some(50304),
                 max_tokens: Some(HERMES_MAX_TOKENS),
                 threads: 1,

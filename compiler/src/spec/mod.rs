@@ -24,6 +24,7 @@ use crate::error::{Error, ErrorKind};
 
 mod bfcl;
 mod detect;
+pub(crate) mod locate;
 mod openapi;
 mod plain;
 mod signatures;

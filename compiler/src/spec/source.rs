@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::{Dialect, ToolSet};
 use crate::error::{Error, ErrorKind};
-use crate::locate;
+use crate::spec::locate;
 
 /// How the file's text is laid out.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,315 @@
+//! `tooldec explain ART`: walks a text's tokens through a matcher and says
+//! whether the machine accepts it; if not, which token it refused, where in
+//! the call that was, and what would have been allowed there.
+
+use std::fmt::Write;
+
+use super::{thousands, View};
+use tooldec_compiler::automaton::region::Tag;
+
+/// How many bytes of the text so far a report shows (the end of it).
+const CONTEXT: usize = 160;
+
+/// The outcome of [`explain`].
+pub struct Explained {
+    /// The report, as printed.
+    pub report: String,
+    /// The machine accepts the whole text (a complete output).
+    pub accepted: bool,
+}
+
+/// Walks `tokens` from `entry` (the default entry when `None`) with the
+/// artifact's default budget. `source` says where the ids came from
+/// ("the built-in GPT-2 tokenizer", "--tokens").
+pub fn explain(v: &View<'_>, entry: Option<&str>, tokens: &[u32], source: &str) -> Explained {
+    let g = &v.g;
+    let mut out = String::new();
+    let o = &mut out;
+    let mut m = match entry {
+        Some(name) => match g.matcher_at(name) {
+            Some(m) => m,
+            None => {
+                let names: Vec<&str> = g.entries().map(|(n, _)| n).collect();
+                let _ = writeln!(
+                    o,
+                    "error: the artifact has no entry {name:?}; its entries: {}",
+                    names.join(", ")
+                );
+                return Explained {
+                    report: out,
+                    accepted: false,
+                };
+            }
+        },
+        None => g.matcher(),
+    };
+    let entry_name = entry.map_or_else(
+        || g.entries().next().map_or("?", |(n, _)| n).to_string(),
+        str::to_string,
+    );
+    let _ = writeln!(
+        o,
+        "{} tokens ({source}), entry `{entry_name}`{}",
+        thousands(tokens.len() as u64),
+        match m.tokens_left() {
+            Some(n) => format!(", budget {n} tokens"),
+            None => String::new(),
+        }
+    );
+    // The text accepted so far, and where the tool name being written
+    // began in it.
+    let mut text: Vec<u8> = Vec::new();
+    let mut name_from: Option<usize> = None;
+    let mut tool: Option<String> = None;
+    for (i, &t) in tokens.iter().enumerate() {
+        let Some(state) = m.state() else {
+            let _ = writeln!(
+                o,
+                "rejected: token {} of {} (id {t}, {}) comes after the end of sequence",
+                i + 1,
+                tokens.len(),
+                v.token(t)
+            );
+            return Explained {
+                report: out,
+                accepted: false,
+            };
+        };
+        if m.accept_token(t) {
+            if g.is_eos(t) {
+                continue;
+            }
+            let bytes = g.token_bytes(t).unwrap_or_default();
+            let mut s = state;
+            for &b in bytes {
+                let in_name = v.in_name(s);
+                match (in_name, name_from) {
+                    (true, None) => name_from = Some(text.len()),
+                    (false, Some(from)) => {
+                        tool = Some(name_text(&text[from..]));
+                        name_from = None;
+                    }
+                    _ => {}
+                }
+                text.push(b);
+                s = g.next_state(s, b);
+            }
+            continue;
+        }
+        // Refused: say why, where, and what was allowed.
+        let _ = writeln!(
+            o,
+            "rejected: token {} of {} (id {t}, {}) at byte {}",
+            i + 1,
+            tokens.len(),
+            v.token(t),
+            thousands(text.len() as u64)
+        );
+        let focus = place(o, v, &text, state, tool.as_deref());
+        let _ = writeln!(o, "  why: {}", why(v, state, t, m.tokens_left()));
+        if let Some(from) = name_from {
+            let dies = g
+                .token_bytes(t)
+                .filter(|b| !b.is_empty() && g.walk(state, b).is_none());
+            let _ = writeln!(o, "  {}", name_hint(v, &text[from..], dies));
+        } else if let Some(tool) = &tool {
+            let in_args = v.labels[state as usize]
+                .iter()
+                .any(|&r| !v.args_tools(r).is_empty());
+            if in_args {
+                let _ = writeln!(o, "  writing the call of `{tool}`");
+            }
+        }
+        allowed(o, v, state, m.tokens_left(), focus);
+        return Explained {
+            report: out,
+            accepted: false,
+        };
+    }
+    if m.is_terminated() {
+        let _ = writeln!(
+            o,
+            "accepted: a complete output, ended by the end-of-sequence token"
+        );
+        return Explained {
+            report: out,
+            accepted: true,
+        };
+    }
+    let state = m.state().unwrap_or(0);
+    if m.is_accepting() {
+        let _ = writeln!(
+            o,
+            "accepted: a complete output (state {state}); the end-of-sequence token may follow"
+        );
+        return Explained {
+            report: out,
+            accepted: true,
+        };
+    }
+    let _ = writeln!(
+        o,
+        "incomplete: the text ends before the output is complete, at byte {}",
+        thousands(text.len() as u64)
+    );
+    let focus = place(o, v, &text, state, tool.as_deref());
+    if let Some(d) = g.distance(state) {
+        let _ = writeln!(
+            o,
+            "  the shortest completion takes {d} more token{}",
+            if d == 1 { "" } else { "s" }
+        );
+    }
+    if let Some(from) = name_from {
+        let _ = writeln!(o, "  {}", name_hint(v, &text[from..], None));
+    }
+    allowed(o, v, state, m.tokens_left(), focus);
+    Explained {
+        report: out,
+        accepted: false,
+    }
+}
+
+/// Where the walk stopped: the text so far and the state in words (only
+/// the called tool's places, when the text has named one). Returns that
+/// tool's index.
+fn place(o: &mut String, v: &View<'_>, text: &[u8], state: u32, tool: Option<&str>) -> Option<u32> {
+    let _ = writeln!(o, "  text so far: {}", v.show_text(tail(text)));
+    let focus = tool
+        .and_then(|n| v.tools.iter().position(|t| t == n))
+        .map(|i| i as u32);
+    let _ = writeln!(o, "  state {state}: {}", v.describe_state_for(state, focus));
+    focus
+}
+
+/// The last [`CONTEXT`] bytes, whole characters.
+fn tail(text: &[u8]) -> &[u8] {
+    let mut from = text.len().saturating_sub(CONTEXT);
+    while from > 0 && from < text.len() && (text[from] & 0xC0) == 0x80 {
+        from += 1;
+    }
+    &text[from..]
+}
+
+/// A written name: itself, or the string a JSON-quoted name holds.
+fn name_text(bytes: &[u8]) -> String {
+    let s = String::from_utf8_lossy(bytes);
+    serde_json::from_str::<String>(&s).unwrap_or_else(|_| s.into_owned())
+}
+
+fn allowed(o: &mut String, v: &View<'_>, state: u32, left: Option<u32>, tool: Option<u32>) {
+    let words = v.state_mask(state, left);
+    let total: u64 = words.iter().map(|w| w.count_ones() as u64).sum();
+    let _ = writeln!(
+        o,
+        "  allowed here: {} token{}",
+        thousands(total),
+        if total == 1 { "" } else { "s" }
+    );
+    for grp in v.allowed_groups_for(state, &words, tool) {
+        let _ = writeln!(o, "    {}", v.show_group(&grp));
+    }
+    let forced = v.forced(state);
+    if !forced.is_empty() {
+        let _ = writeln!(o, "  the machine expects {} next", v.show_text(&forced));
+    }
+}
+
+/// Why token `t` is not allowed in `state`.
+fn why(v: &View<'_>, state: u32, t: u32, left: Option<u32>) -> String {
+    let g = &v.g;
+    if g.is_eos(t) {
+        return "the end of sequence is only allowed where the output is complete".into();
+    }
+    let Some(bytes) = g.token_bytes(t).filter(|b| !b.is_empty()) else {
+        return "a token the grammar never uses (a special token, or text it cannot hold)".into();
+    };
+    let mut s = state;
+    for (k, &b) in bytes.iter().enumerate() {
+        let next = g.next_state(s, b);
+        if next == 0 {
+            let ok = &bytes[..k];
+            return if k == 0 {
+                format!(
+                    "no output continues with {} here",
+                    v.show_text(&bytes[..char_end(bytes, 0)])
+                )
+            } else {
+                format!(
+                    "its first {k} byte{} ({}) fit, but {} cannot follow",
+                    if k == 1 { "" } else { "s" },
+                    v.show_text(ok),
+                    v.show_text(&bytes[k..char_end(bytes, k)])
+                )
+            };
+        }
+        s = next;
+    }
+    match (g.distance(s), left) {
+        (None, _) => "its bytes fit, but no sequence of this vocabulary's tokens completes the output from where they lead".into(),
+        (Some(d), Some(n)) if d + 1 > n => format!(
+            "its bytes fit, but the budget does not: {n} token{} left, and the shortest completion after it takes {d} more (at most {} fit)",
+            if n == 1 { "" } else { "s" },
+            n.saturating_sub(1)
+        ),
+        _ => "it is not in this state's mask".into(),
+    }
+}
+
+/// The end of the character starting at byte `k` (for showing a whole
+/// character where a byte is refused).
+fn char_end(bytes: &[u8], k: usize) -> usize {
+    let len = match bytes[k] {
+        0xF0..=0xF7 => 4,
+        0xE0..=0xEF => 3,
+        0xC0..=0xDF => 2,
+        _ => 1,
+    };
+    (k + len).min(bytes.len())
+}
+
+/// Which tools a partly written name could still become.
+fn name_hint(v: &View<'_>, written: &[u8], refused: Option<&[u8]>) -> String {
+    let so_far = String::from_utf8_lossy(written);
+    let so_far = so_far.trim_start_matches('"');
+    let fits: Vec<&String> = v
+        .tools
+        .iter()
+        .filter(|n| n.as_bytes().starts_with(so_far.as_bytes()))
+        .collect();
+    let shown: Vec<String> = fits.iter().take(8).map(|n| format!("`{n}`")).collect();
+    let more = if fits.len() > 8 {
+        format!(" and {} more", fits.len() - 8)
+    } else {
+        String::new()
+    };
+    let tried = refused
+        .map(|b| {
+            format!(
+                "; no tool name begins with `{so_far}{}`",
+                String::from_utf8_lossy(b)
+            )
+        })
+        .unwrap_or_default();
+    if so_far.is_empty() {
+        format!("tool names: {}{more}{tried}", shown.join(", "))
+    } else {
+        format!(
+            "tool name so far `{so_far}`: {} tool{} begin{} this way: {}{more}{tried}",
+            fits.len(),
+            if fits.len() == 1 { "" } else { "s" },
+            if fits.len() == 1 { "s" } else { "" },
+            shown.join(", ")
+        )
+    }
+}
+
+impl View<'_> {
+    /// Whether the next byte from `state` is part of a tool name.
+    pub fn in_name(&self, state: u32) -> bool {
+        self.labels.get(state as usize).is_some_and(|l| {
+            l.iter()
+                .any(|&r| matches!(self.regions[r as usize].tag, Some(Tag::Name)))
+        })
+    }
+}

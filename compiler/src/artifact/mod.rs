@@ -1,0 +1,6 @@
+//! The artifact stage: the DFA, its masks and the vocab written in the
+//! layout `tooldec_runtime` reads in place ([`write`]), and a readable text
+//! dump of a loaded artifact for snapshot tests ([`dump`]).
+
+pub mod dump;
+pub mod write;

@@ -1,0 +1,234 @@
+//! Lowering [`Expr`] to a byte NFA with epsilon moves.
+//!
+//! The compiler works in continuation-passing style: `compile(e, next)`
+//! returns a state from which the strings of `e` lead to `next`. Building
+//! right to left needs no patching of dangling edges, and it makes sharing
+//! exact: a [`Expr::Shared`] node compiled twice with the same continuation
+//! is the same NFA fragment (memoized on the pair), while the same node with
+//! different continuations gets separate copies, so sharing never merges two
+//! languages.
+
+use std::collections::HashMap;
+
+use regex_syntax::utf8::Utf8Sequences;
+
+use crate::automaton::expr::Expr;
+use crate::automaton::region::{Region, Tag, FORMAT};
+use crate::error::Limit;
+
+/// One NFA state: epsilon moves and byte-range moves.
+#[derive(Debug, Clone, Default)]
+pub struct NState {
+    pub eps: Vec<u32>,
+    pub ranges: Vec<(u8, u8, u32)>,
+    /// The region it was built in (see [`crate::automaton::region`]).
+    pub region: u32,
+}
+
+/// A byte NFA with a single start and a single accepting state.
+#[derive(Debug, Clone)]
+pub struct Nfa {
+    pub states: Vec<NState>,
+    pub start: u32,
+    pub accept: u32,
+    /// The region tree of the expression's tags; region 0 is the root.
+    pub regions: Vec<Region>,
+}
+
+/// Compiles `expr`; fails with [`Limit`] beyond `max_states` NFA states.
+pub fn build(expr: &Expr, max_states: usize) -> Result<Nfa, Limit> {
+    let mut b = Builder {
+        states: Vec::new(),
+        max_states,
+        memo: HashMap::new(),
+        regions: vec![Region::root()],
+        region_ids: HashMap::new(),
+        region: FORMAT,
+    };
+    let accept = b.add()?;
+    let start = b.compile(expr, accept)?;
+    Ok(Nfa {
+        states: b.states,
+        start,
+        accept,
+        regions: b.regions,
+    })
+}
+
+struct Builder {
+    states: Vec<NState>,
+    max_states: usize,
+    /// Shared fragments by (node, continuation, region): a fragment built
+    /// in another region is another copy, so every state has one region.
+    memo: HashMap<(*const Expr, u32, u32), u32>,
+    regions: Vec<Region>,
+    region_ids: HashMap<(u32, Tag), u32>,
+    /// The region states are being built in.
+    region: u32,
+}
+
+impl Builder {
+    fn add(&mut self) -> Result<u32, Limit> {
+        if self.states.len() >= self.max_states {
+            return Err(Limit::NfaStates(self.max_states));
+        }
+        self.states.push(NState {
+            region: self.region,
+            ..NState::default()
+        });
+        Ok((self.states.len() - 1) as u32)
+    }
+
+    fn add_range(&mut self, lo: u8, hi: u8, next: u32) -> Result<u32, Limit> {
+        let s = self.add()?;
+        self.states[s as usize].ranges.push((lo, hi, next));
+        Ok(s)
+    }
+
+    fn add_eps(&mut self, targets: Vec<u32>) -> Result<u32, Limit> {
+        let s = self.add()?;
+        self.states[s as usize].eps = targets;
+        Ok(s)
+    }
+
+    fn compile(&mut self, e: &Expr, next: u32) -> Result<u32, Limit> {
+        match e {
+            Expr::Empty => Ok(next),
+            Expr::Bytes(bytes) => {
+                let mut s = next;
+                for &b in bytes.iter().rev() {
+                    s = self.add_range(b, b, s)?;
+                }
+                Ok(s)
+            }
+            Expr::ByteClass(ranges) => {
+                let s = self.add()?;
+                self.states[s as usize].ranges =
+                    ranges.iter().map(|&(lo, hi)| (lo, hi, next)).collect();
+                Ok(s)
+            }
+            Expr::CharClass(ranges) => {
+                let mut entries = Vec::new();
+                for &(lo, hi) in ranges {
+                    for seq in Utf8Sequences::new(lo, hi) {
+                        let mut s = next;
+                        for r in seq.as_slice().iter().rev() {
+                            s = self.add_range(r.start, r.end, s)?;
+                        }
+                        entries.push(s);
+                    }
+                }
+                self.add_eps(entries)
+            }
+            Expr::Seq(parts) => {
+                let mut s = next;
+                for p in parts.iter().rev() {
+                    s = self.compile(p, s)?;
+                }
+                Ok(s)
+            }
+            Expr::Alt(parts) => {
+                let mut entries = Vec::with_capacity(parts.len());
+                for p in parts {
+                    entries.push(self.compile(p, next)?);
+                }
+                self.add_eps(entries)
+            }
+            Expr::Repeat { expr, min, max } => {
+                let mut s = match max {
+                    Some(max) => {
+                        let mut s = next;
+                        for _ in *min..*max {
+                            let body = self.compile(expr, s)?;
+                            s = self.add_eps(vec![body, next])?;
+                        }
+                        s
+                    }
+                    None => {
+                        let looped = self.add()?;
+                        let body = self.compile(expr, looped)?;
+                        self.states[looped as usize].eps = vec![body, next];
+                        looped
+                    }
+                };
+                for _ in 0..*min {
+                    s = self.compile(expr, s)?;
+                }
+                Ok(s)
+            }
+            Expr::Trie(branches) => {
+                let root = self.add()?;
+                let mut children: HashMap<(u32, u8), u32> = HashMap::new();
+                for (key, branch) in branches {
+                    let mut node = root;
+                    for &b in key {
+                        node = match children.get(&(node, b)) {
+                            Some(&child) => child,
+                            None => {
+                                let child = self.add()?;
+                                self.states[node as usize].ranges.push((b, b, child));
+                                children.insert((node, b), child);
+                                child
+                            }
+                        };
+                    }
+                    let tail = self.compile(branch, next)?;
+                    self.states[node as usize].eps.push(tail);
+                }
+                Ok(root)
+            }
+            Expr::Tag(tag, inner) => {
+                let parent = if tag.is_top() { FORMAT } else { self.region };
+                let key = (parent, Tag::clone(tag));
+                let id = match self.region_ids.get(&key) {
+                    Some(&id) => id,
+                    None => {
+                        let id = self.regions.len() as u32;
+                        self.regions.push(Region {
+                            parent,
+                            tag: Some(key.1.clone()),
+                        });
+                        self.region_ids.insert(key, id);
+                        id
+                    }
+                };
+                let outer = std::mem::replace(&mut self.region, id);
+                let s = self.compile(inner, next);
+                self.region = outer;
+                s
+            }
+            Expr::Automaton(a) => {
+                let key = (std::rc::Rc::as_ptr(a) as *const Expr, next, self.region);
+                if let Some(&s) = self.memo.get(&key) {
+                    return Ok(s);
+                }
+                let base = self.states.len() as u32;
+                for _ in 0..a.edges.len() {
+                    self.add()?;
+                }
+                for (s, edges) in a.edges.iter().enumerate() {
+                    let st = &mut self.states[base as usize + s];
+                    st.ranges = edges
+                        .iter()
+                        .map(|&(lo, hi, t)| (lo, hi, base + t))
+                        .collect();
+                    if a.accepting[s] {
+                        st.eps.push(next);
+                    }
+                }
+                let s = base + a.start;
+                self.memo.insert(key, s);
+                Ok(s)
+            }
+            Expr::Shared(inner) => {
+                let key = (std::rc::Rc::as_ptr(inner), next, self.region);
+                if let Some(&s) = self.memo.get(&key) {
+                    return Ok(s);
+                }
+                let s = self.compile(inner, next)?;
+                self.memo.insert(key, s);
+                Ok(s)
+            }
+        }
+    }
+}

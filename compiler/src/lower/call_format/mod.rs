@@ -1,0 +1,500 @@
+//! Call formats as data: each format is a grammar file in the language of
+//! [`syntax`], shipped under `grammars/formats/` or given by path.
+//!
+//! Lowering a format to an [`Expr`] substitutes, inside `tool { }`, each
+//! tool's name and argument machine; resolves `special`/`token` against the
+//! vocabulary; and, when there are several entry rules, joins them under
+//! reserved selector bytes so one DFA holds them all (see [`ENTRY_ESCAPE`]).
+
+pub mod syntax;
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+use std::rc::Rc;
+
+use crate::automaton::expr::{self, Expr};
+use crate::automaton::region::Tag;
+use crate::error::{Error, ErrorKind};
+use crate::vocab::{Token, Vocab};
+pub use syntax::{Grammar, Node, Part, Pos};
+
+/// First byte of a special token's reserved byte string in the grammar:
+/// `0xFF` then the token id as three big-endian bytes. `0xFF` never occurs
+/// in UTF-8, and every text part of a grammar is UTF-8, so no text can walk
+/// into a special token's path (text tokens containing the byte are never
+/// allowed, see `vocab::TokenText`).
+pub const SPECIAL_ESCAPE: u8 = 0xFF;
+/// First byte of an entry selector: `0xFE` then the entry's index. The
+/// DFA's own start state reads a selector and moves to that entry's start.
+pub const ENTRY_ESCAPE: u8 = 0xFE;
+/// Most entry rules in one format.
+pub const MAX_ENTRIES: usize = 64;
+
+/// The formats shipped with the compiler: name, file, text.
+pub const SHIPPED: &[(&str, &str, &str)] = &[
+    (
+        "react",
+        "grammars/formats/react.tdg",
+        include_str!("../../../../grammars/formats/react.tdg"),
+    ),
+    (
+        "hermes",
+        "grammars/formats/hermes.tdg",
+        include_str!("../../../../grammars/formats/hermes.tdg"),
+    ),
+    (
+        "llama3",
+        "grammars/formats/llama3.tdg",
+        include_str!("../../../../grammars/formats/llama3.tdg"),
+    ),
+    (
+        "mistral",
+        "grammars/formats/mistral.tdg",
+        include_str!("../../../../grammars/formats/mistral.tdg"),
+    ),
+    (
+        "json",
+        "grammars/formats/json.tdg",
+        include_str!("../../../../grammars/formats/json.tdg"),
+    ),
+    (
+        "toolken",
+        "grammars/formats/toolken.tdg",
+        include_str!("../../../../grammars/formats/toolken.tdg"),
+    ),
+];
+
+/// The reserved byte string of special token `id`.
+pub fn special_marker(id: u32) -> [u8; 4] {
+    [SPECIAL_ESCAPE, (id >> 16) as u8, (id >> 8) as u8, id as u8]
+}
+
+/// A call format: its name and its checked grammar.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallFormat {
+    pub name: String,
+    pub grammar: Grammar,
+}
+
+impl CallFormat {
+    /// A shipped format by name, or a format file by path (anything with a
+    /// `/` or a `.tdg` ending, or an existing file).
+    pub fn load(name_or_path: &str) -> Result<CallFormat, Error> {
+        if let Some((name, file, text)) = SHIPPED.iter().find(|s| s.0 == name_or_path) {
+            return Ok(CallFormat {
+                name: name.to_string(),
+                grammar: Grammar::parse(file, text)?,
+            });
+        }
+        let path = Path::new(name_or_path);
+        if name_or_path.contains('/') || name_or_path.ends_with(".tdg") || path.is_file() {
+            return CallFormat::from_file(path);
+        }
+        Err(Error::new(
+            ErrorKind::Usage,
+            format!(
+                "unknown format {name_or_path:?} (shipped: {}; or give the path of a .tdg file)",
+                CallFormat::shipped_names().join(", ")
+            ),
+        ))
+    }
+
+    /// A user's format file; the format is named after the file's stem.
+    pub fn from_file(path: &Path) -> Result<CallFormat, Error> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Error::new(
+                ErrorKind::Io,
+                format!("{shown}: cannot read the format: {e}"),
+            )
+        })?;
+        Ok(CallFormat {
+            name: path
+                .file_stem()
+                .map_or(shown.clone(), |s| s.to_string_lossy().into_owned()),
+            grammar: Grammar::parse(&shown, &text)?,
+        })
+    }
+
+    pub fn shipped_names() -> Vec<&'static str> {
+        SHIPPED.iter().map(|s| s.0).collect()
+    }
+
+    /// The same format with `name` as its only entry rule (the others stay
+    /// as plain rules), for an artifact that serves just that entry.
+    pub fn only_entry(&self, name: &str) -> Result<CallFormat, Error> {
+        let mut f = self.clone();
+        if !f.grammar.rules.iter().any(|r| r.entry && r.name == name) {
+            return Err(Error::new(
+                ErrorKind::Usage,
+                format!(
+                    "format {:?} has no entry {name:?} (entries: {})",
+                    self.name,
+                    self.entries().join(", ")
+                ),
+            ));
+        }
+        for r in &mut f.grammar.rules {
+            r.entry = r.name == name;
+        }
+        Ok(f)
+    }
+
+    /// The entry rule names, the default one first.
+    pub fn entries(&self) -> Vec<String> {
+        self.grammar.entries().map(|r| r.name.clone()).collect()
+    }
+}
+
+/// What a tool block needs of one tool.
+pub struct ToolParts<'a> {
+    pub names: Vec<String>,
+    /// Each tool's argument machine (tools with equal schemas share one).
+    pub args: Vec<Expr>,
+    /// Each tool's positional arguments, built on first use.
+    pub positional: &'a mut dyn FnMut(usize) -> Result<Expr, Error>,
+}
+
+/// A lowered format.
+pub struct Lowered {
+    pub expr: Expr,
+    /// Entry rule names, in selector order.
+    pub entries: Vec<String>,
+    /// The special tokens the grammar uses, by id.
+    pub specials: Vec<u32>,
+    /// Over-approximations of the schemas (`--relax`), one line each.
+    pub relaxed: Vec<String>,
+}
+
+struct Lower<'a, 'b> {
+    g: &'a Grammar,
+    tools: &'a mut ToolParts<'b>,
+    specials: HashMap<&'a str, u32>,
+    eos: &'a [u32],
+    used: BTreeSet<u32>,
+    rules: HashMap<String, Expr>,
+    positional: HashMap<usize, Expr>,
+    /// The rule being lowered, for the regions of its free text.
+    rule: String,
+}
+
+/// Lowers `format` for these tools and this vocabulary; where the
+/// vocabulary's decoder drops a leading space (`Vocab::leading_space`),
+/// each entry may begin with one.
+pub fn lower(
+    format: &CallFormat,
+    tools: &mut ToolParts<'_>,
+    vocab: &Vocab,
+) -> Result<Lowered, Error> {
+    let g = &format.grammar;
+    let specials = vocab
+        .tokens
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| match t {
+            Token::Special(s) => Some((s.as_str(), i as u32)),
+            _ => None,
+        })
+        .collect();
+    let mut l = Lower {
+        g,
+        tools,
+        specials,
+        eos: &vocab.eos,
+        used: BTreeSet::new(),
+        rules: HashMap::new(),
+        positional: HashMap::new(),
+        rule: String::new(),
+    };
+    let entries: Vec<&syntax::Rule> = g.entries().collect();
+    if entries.len() > MAX_ENTRIES {
+        return Err(Error::new(
+            ErrorKind::CallFormat,
+            format!("{}: more than {MAX_ENTRIES} entry rules", g.file),
+        ));
+    }
+    let mut bodies = Vec::new();
+    for r in &entries {
+        let e = l.rule(&r.name)?;
+        bodies.push(if vocab.leading_space {
+            Expr::seq([Expr::opt(Expr::lit(" ")), e])
+        } else {
+            e
+        });
+    }
+    let expr = if bodies.len() == 1 {
+        bodies.pop().unwrap_or(Expr::Empty)
+    } else {
+        Expr::alt(
+            bodies
+                .into_iter()
+                .enumerate()
+                .map(|(k, e)| Expr::seq([Expr::Bytes(vec![ENTRY_ESCAPE, k as u8]), e])),
+        )
+    };
+    Ok(Lowered {
+        expr,
+        entries: entries.iter().map(|r| r.name.clone()).collect(),
+        specials: l.used.into_iter().collect(),
+        relaxed: Vec::new(),
+    })
+}
+
+impl Lower<'_, '_> {
+    fn err(&self, pos: Pos, msg: impl std::fmt::Display) -> Error {
+        Error::new(
+            ErrorKind::CallFormat,
+            format!("{}:{}:{}: {msg}", self.g.file, pos.line, pos.col),
+        )
+    }
+
+    fn rule(&mut self, name: &str) -> Result<Expr, Error> {
+        if let Some(e) = self.rules.get(name) {
+            return Ok(e.clone());
+        }
+        let body = &self.g.rule(name).expect("checked: rules exist").body;
+        let outer = std::mem::replace(&mut self.rule, name.to_string());
+        let e = self.node(body, None);
+        self.rule = outer;
+        let e = Expr::shared(e?);
+        self.rules.insert(name.to_string(), e.clone());
+        Ok(e)
+    }
+
+    /// The special token `name`'s id, if the vocabulary has one.
+    fn special(&mut self, name: &str, pos: Pos) -> Result<Option<Expr>, Error> {
+        let Some(&id) = self.specials.get(name) else {
+            return Ok(None);
+        };
+        if self.eos.contains(&id) {
+            return Err(self.err(
+                pos,
+                format!("the special token {name:?} is an end-of-sequence token here, so it cannot be part of a call"),
+            ));
+        }
+        self.used.insert(id);
+        Ok(Some(Expr::Bytes(special_marker(id).to_vec())))
+    }
+
+    fn node(&mut self, n: &Node, tool: Option<usize>) -> Result<Expr, Error> {
+        Ok(match n {
+            Node::Lit(s) => Expr::lit(s),
+            Node::Class(src, pos) | Node::Regex(src, pos) => expr::from_regex(src)
+                .map_err(|m| self.err(*pos, format!("in {src:?}: {m}")))?,
+            Node::Special(name, pos) => self.special(name, *pos)?.ok_or_else(|| {
+                self.err(
+                    *pos,
+                    format!("the vocabulary has no special token {name:?} (use token(\"...\") to fall back to text)"),
+                )
+            })?,
+            Node::Token(name, pos) => match self.special(name, *pos)? {
+                Some(e) => e,
+                None => Expr::lit(name),
+            },
+            Node::Text(triggers, pos) => {
+                let mut texts = Vec::new();
+                for t in triggers {
+                    match t {
+                        Node::Lit(s) => texts.push(s.clone()),
+                        // A special token never occurs in text, but its name
+                        // spelled as text is excluded too, so that decoded
+                        // output is unambiguous: a parser reading the text
+                        // cannot tell the token from its spelling.
+                        Node::Special(name, p) => {
+                            self.special(name, *p)?.ok_or_else(|| {
+                                self.err(*p, format!("the vocabulary has no special token {name:?}"))
+                            })?;
+                            texts.push(name.clone());
+                        }
+                        Node::Token(name, p) => {
+                            self.special(name, *p)?;
+                            texts.push(name.clone());
+                        }
+                        _ => return Err(self.err(*pos, "text_except takes strings and tokens only")),
+                    }
+                }
+                check_overlaps(&texts).map_err(|m| self.err(*pos, m))?;
+                Expr::tag(
+                    Tag::Text {
+                        rule: self.rule.clone(),
+                    },
+                    expr::text_except(&texts),
+                )
+            }
+            Node::Ref(name, _) => self.rule(name)?,
+            Node::Seq(v) => {
+                let mut parts = Vec::with_capacity(v.len());
+                for x in v {
+                    parts.push(self.node(x, tool)?);
+                }
+                Expr::seq(parts)
+            }
+            Node::Alt(v) => {
+                let mut parts = Vec::with_capacity(v.len());
+                for x in v {
+                    parts.push(self.node(x, tool)?);
+                }
+                Expr::alt(parts)
+            }
+            Node::Repeat(x, min, max) => Expr::repeat(self.node(x, tool)?, *min, *max),
+            Node::Part(part, pos) => {
+                let Some(i) = tool else {
+                    return Err(self.err(*pos, format!("`{}` outside `tool {{ }}`", part.keyword())));
+                };
+                match part {
+                    Part::Name => {
+                        let name = &self.tools.names[i];
+                        if name.chars().any(char::is_control) {
+                            return Err(self.err(
+                                *pos,
+                                format!("tool name {name:?} has a control character and cannot be written bare; the format should use name_json"),
+                            ));
+                        }
+                        Expr::lit(name)
+                    }
+                    Part::NameJson => Expr::Bytes(
+                        serde_json::to_string(&self.tools.names[i])
+                            .unwrap_or_default()
+                            .into_bytes(),
+                    ),
+                    Part::Args => self.tools.args[i].clone(),
+                    Part::ArgsPositional => {
+                        if let Some(e) = self.positional.get(&i) {
+                            e.clone()
+                        } else {
+                            let e = Expr::shared(Expr::tag(
+                                Tag::Args {
+                                    tools: vec![i as u32],
+                                },
+                                (self.tools.positional)(i)?,
+                            ));
+                            self.positional.insert(i, e.clone());
+                            e
+                        }
+                    }
+                }
+            }
+            Node::Tool(body, pos) => self.tool_block(body, *pos)?,
+        })
+    }
+
+    /// `tool { body }`: a trie over the tools' names when the body is a
+    /// sequence that writes the name before anything else tool-specific;
+    /// an alternation over the tools otherwise.
+    fn tool_block(&mut self, body: &Node, pos: Pos) -> Result<Expr, Error> {
+        let n = self.tools.names.len();
+        if n == 0 {
+            return Err(self.err(pos, "the tool list is empty"));
+        }
+        let items: Vec<&Node> = match body {
+            Node::Seq(v) => v.iter().collect(),
+            other => vec![other],
+        };
+        let name_at = items
+            .iter()
+            .position(|x| matches!(x, Node::Part(Part::Name | Part::NameJson, _)));
+        let Some(k) = name_at.filter(|&k| !items[..k].iter().any(|x| syntax::has_parts(x))) else {
+            let mut alts = Vec::with_capacity(n);
+            for i in 0..n {
+                let call = Tag::Call {
+                    tools: vec![i as u32],
+                };
+                alts.push(Expr::tag(call, self.node(body, Some(i))?));
+            }
+            return Ok(Expr::alt(alts));
+        };
+        let mut prefix = Vec::new();
+        for x in &items[..k] {
+            prefix.push(self.node(x, None)?);
+        }
+        let rest: Vec<&Node> = items[k + 1..].to_vec();
+        let rest_names = rest
+            .iter()
+            .any(|x| syntax::uses(x, |p| matches!(p, Part::Name | Part::NameJson)));
+        let rest_positional = rest
+            .iter()
+            .any(|x| syntax::uses(x, |p| p == Part::ArgsPositional));
+        // Tools whose rest would be identical share one copy of it.
+        let rest_keys: Vec<(usize, usize)> = (0..n)
+            .map(|i| {
+                let args_id = match &self.tools.args[i] {
+                    Expr::Shared(rc) => Rc::as_ptr(rc) as usize,
+                    _ => usize::MAX - i,
+                };
+                (args_id, if rest_positional { i } else { 0 })
+            })
+            .collect();
+        let mut sharing: HashMap<(usize, usize), Vec<u32>> = HashMap::new();
+        for (i, k) in rest_keys.iter().enumerate() {
+            sharing.entry(*k).or_default().push(i as u32);
+        }
+        let mut shared: HashMap<(usize, usize), Expr> = HashMap::new();
+        let mut entries = Vec::with_capacity(n);
+        for (i, &rest_key) in rest_keys.iter().enumerate() {
+            let key = self.node(items[k], Some(i))?;
+            let Expr::Bytes(key) = key else {
+                unreachable!("a name lowers to bytes")
+            };
+            let branch = if rest_names {
+                Expr::tag(
+                    Tag::Call {
+                        tools: vec![i as u32],
+                    },
+                    Expr::seq(
+                        rest.iter()
+                            .map(|x| self.node(x, Some(i)))
+                            .collect::<Result<Vec<_>, _>>()?,
+                    ),
+                )
+            } else {
+                match shared.get(&rest_key) {
+                    Some(e) => e.clone(),
+                    None => {
+                        let e = Expr::shared(Expr::tag(
+                            Tag::Call {
+                                tools: sharing[&rest_key].clone(),
+                            },
+                            Expr::seq(
+                                rest.iter()
+                                    .map(|x| self.node(x, Some(i)))
+                                    .collect::<Result<Vec<_>, _>>()?,
+                            ),
+                        ));
+                        shared.insert(rest_key, e.clone());
+                        e
+                    }
+                }
+            };
+            entries.push((key, branch));
+        }
+        prefix.push(Expr::tag(Tag::Name, Expr::Trie(entries)));
+        Ok(Expr::seq(prefix))
+    }
+}
+
+/// Text followed by a trigger must not hide another (or the same) trigger
+/// that starts inside the text and runs into the trigger that follows: a
+/// parser that splits at the first trigger would split elsewhere. So no
+/// trigger `a` may be cut as `a = x y`, with `x` and `y` nonempty, where `y`
+/// is a prefix of a trigger `b` or `b` is a prefix of `y`.
+fn check_overlaps(triggers: &[String]) -> Result<(), String> {
+    for a in triggers {
+        for b in triggers {
+            let ab = a.as_bytes();
+            for cut in 1..ab.len() {
+                if !a.is_char_boundary(cut) {
+                    continue;
+                }
+                let y = &a[cut..];
+                if b.starts_with(y) || y.starts_with(b.as_str()) {
+                    return Err(format!(
+                        "the triggers {a:?} and {b:?} overlap: text ending in {:?} followed by {b:?} contains {a:?} \
+                         before the trigger, so where the text ends would be ambiguous",
+                        &a[..cut]
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}

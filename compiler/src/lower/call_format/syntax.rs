@@ -1,0 +1,730 @@
+//! The format language: parsing (`tdg.pest`), checking and printing.
+//!
+//! A format file is a list of rules, `name = expression ;`. Rules marked
+//! `entry` are the entry points an engine can start (or restart) a matcher
+//! at; the first one is where a fresh matcher starts. Expressions:
+//!
+//! | syntax | meaning |
+//! |---|---|
+//! | `"text"` | the literal text (escapes `\n \t \r \" \\ \0 \/ \u{HEX}`) |
+//! | `[a-z_]` | one character of a class (regex-syntax class syntax) |
+//! | `/regex/` | a regular expression (regex-syntax, Unicode mode, no look-around) |
+//! | `a b`, `a \| b`, `( )` | sequence, alternation, grouping |
+//! | `x?`, `x*`, `x+`, `x{n}`, `x{m,n}`, `x{m,}` | repetition |
+//! | `rule` | another rule (rules may not be recursive: formats are regular) |
+//! | `special("<T>")` | the special token named `<T>`, by id only; never its text |
+//! | `token("<tool_call>")` | the special token if the vocabulary has one by that name, else the text |
+//! | `text()`, `text_except(t, ...)` | free text; with triggers (strings, `special`, `token`), text that contains none of them (for a special token, not its name spelled as text either, so decoded output stays unambiguous) |
+//! | `tool { ... }` | one tool of the list; inside, `name`, `name_json`, `args`, `args_positional` are that tool's |
+//!
+//! Inside `tool { }`: `name` is the tool name as is, `name_json` the name as
+//! a JSON string, `args` its arguments as a JSON object under its schema, and
+//! `args_positional` its arguments as comma-separated JSON values (required
+//! parameters first, each group in the schema's order; trailing optional
+//! ones may be left out).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+use pest::iterators::Pair;
+use pest::Parser as _;
+
+use crate::error::{Error, ErrorKind};
+
+mod parser {
+    #[derive(pest_derive::Parser)]
+    #[grammar = "lower/call_format/tdg.pest"]
+    pub struct TdgParser;
+}
+use parser::TdgParser;
+
+/// A line and column (1-based) in a format file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pos {
+    pub line: usize,
+    pub col: usize,
+}
+
+/// An expression of the format language.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Node {
+    Lit(String),
+    /// A character class, as written (`[...]`).
+    Class(String, Pos),
+    /// A regular expression, between its slashes.
+    Regex(String, Pos),
+    Special(String, Pos),
+    Token(String, Pos),
+    /// Free text containing none of the triggers (`Lit`, `Special`, `Token`).
+    Text(Vec<Node>, Pos),
+    Tool(Box<Node>, Pos),
+    Part(Part, Pos),
+    Ref(String, Pos),
+    Seq(Vec<Node>),
+    Alt(Vec<Node>),
+    Repeat(Box<Node>, u32, Option<u32>),
+}
+
+/// What `tool { }` makes available.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    Name,
+    NameJson,
+    Args,
+    ArgsPositional,
+}
+
+impl Part {
+    pub fn keyword(self) -> &'static str {
+        match self {
+            Part::Name => "name",
+            Part::NameJson => "name_json",
+            Part::Args => "args",
+            Part::ArgsPositional => "args_positional",
+        }
+    }
+}
+
+/// One `name = expression ;`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    pub name: String,
+    pub entry: bool,
+    pub body: Node,
+    pub pos: Pos,
+}
+
+/// A parsed and checked format file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grammar {
+    /// Where it came from, for messages (`grammars/formats/react.tdg`).
+    pub file: String,
+    pub rules: Vec<Rule>,
+}
+
+const KEYWORDS: &[&str] = &[
+    "entry",
+    "tool",
+    "name",
+    "name_json",
+    "args",
+    "args_positional",
+    "special",
+    "token",
+    "text",
+    "text_except",
+];
+
+/// Most repetitions a bounded repeat may ask for.
+pub const MAX_REPEAT: u32 = 1000;
+
+impl Grammar {
+    /// Parses and checks a format file.
+    pub fn parse(file: &str, text: &str) -> Result<Grammar, Error> {
+        let mut pairs =
+            TdgParser::parse(Rule_::file, text).map_err(|e| syntax_error(file, text, e))?;
+        let top = pairs.next().expect("the file rule");
+        let mut rules = Vec::new();
+        for p in top.into_inner() {
+            if p.as_rule() == Rule_::rule {
+                rules.push(rule(file, p)?);
+            }
+        }
+        let g = Grammar {
+            file: file.to_string(),
+            rules,
+        };
+        g.check()?;
+        Ok(g)
+    }
+
+    fn err(&self, pos: Pos, msg: impl std::fmt::Display) -> Error {
+        Error::new(
+            ErrorKind::CallFormat,
+            format!("{}:{}:{}: {msg}", self.file, pos.line, pos.col),
+        )
+    }
+
+    /// The rule called `name`.
+    pub fn rule(&self, name: &str) -> Option<&Rule> {
+        self.rules.iter().find(|r| r.name == name)
+    }
+
+    /// The entry rules, the default one first.
+    pub fn entries(&self) -> impl Iterator<Item = &Rule> {
+        self.rules.iter().filter(|r| r.entry)
+    }
+
+    fn check(&self) -> Result<(), Error> {
+        let mut seen: BTreeMap<&str, Pos> = BTreeMap::new();
+        for r in &self.rules {
+            if KEYWORDS.contains(&r.name.as_str()) {
+                return Err(self.err(r.pos, format!("{:?} is a keyword, not a rule name", r.name)));
+            }
+            if let Some(first) = seen.insert(&r.name, r.pos) {
+                return Err(self.err(
+                    r.pos,
+                    format!(
+                        "rule {:?} is defined twice (first at line {})",
+                        r.name, first.line
+                    ),
+                ));
+            }
+        }
+        if self.entries().next().is_none() {
+            let pos = self
+                .rules
+                .first()
+                .map_or(Pos { line: 1, col: 1 }, |r| r.pos);
+            return Err(self.err(
+                pos,
+                "no entry rule: mark where output starts with `entry NAME = ...;`",
+            ));
+        }
+        for r in &self.rules {
+            self.check_node(&r.body, false)?;
+        }
+        // Recursion: a depth-first walk from every rule.
+        let mut done = BTreeSet::new();
+        for r in &self.rules {
+            let mut path = Vec::new();
+            self.no_cycle(&r.name, &mut path, &mut done)?;
+        }
+        // Reachability from the entries.
+        let mut reached = BTreeSet::new();
+        let mut todo: Vec<&str> = self.entries().map(|r| r.name.as_str()).collect();
+        while let Some(n) = todo.pop() {
+            if reached.insert(n) {
+                if let Some(r) = self.rule(n) {
+                    refs(&r.body, &mut |name, _| todo.push(name));
+                }
+            }
+        }
+        if let Some(r) = self
+            .rules
+            .iter()
+            .find(|r| !reached.contains(r.name.as_str()))
+        {
+            return Err(self.err(
+                r.pos,
+                format!("rule {:?} is unreachable from every entry rule", r.name),
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_node(&self, n: &Node, in_tool: bool) -> Result<(), Error> {
+        match n {
+            Node::Ref(name, pos) => {
+                if self.rule(name).is_none() {
+                    return Err(self.err(*pos, format!("unknown rule {name:?}")));
+                }
+                if in_tool && self.rule(name).is_some_and(|r| has_parts(&r.body)) {
+                    return Err(self.err(
+                        *pos,
+                        format!("rule {name:?} is used inside `tool {{ }}` and has its own"),
+                    ));
+                }
+            }
+            Node::Part(p, pos) if !in_tool => {
+                return Err(self.err(
+                    *pos,
+                    format!("`{}` is only defined inside `tool {{ ... }}`", p.keyword()),
+                ))
+            }
+            Node::Tool(body, pos) => {
+                if in_tool {
+                    return Err(self.err(*pos, "`tool { }` inside `tool { }`"));
+                }
+                self.check_node(body, true)?;
+            }
+            Node::Text(triggers, pos) => {
+                for t in triggers {
+                    match t {
+                        Node::Lit(s) if s.is_empty() => {
+                            return Err(self.err(*pos, "an empty trigger: text could never start"))
+                        }
+                        Node::Lit(_) | Node::Special(..) | Node::Token(..) => {}
+                        _ => return Err(self.err(
+                            *pos,
+                            "text_except takes strings, special(\"...\") and token(\"...\") only",
+                        )),
+                    }
+                }
+            }
+            Node::Special(s, pos) | Node::Token(s, pos) if s.is_empty() => {
+                return Err(self.err(*pos, "an empty token name"))
+            }
+            Node::Repeat(inner, ..) => {
+                self.check_node(inner, in_tool)?;
+            }
+            Node::Seq(v) | Node::Alt(v) => {
+                for x in v {
+                    self.check_node(x, in_tool)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn no_cycle<'a>(
+        &'a self,
+        name: &'a str,
+        path: &mut Vec<&'a str>,
+        done: &mut BTreeSet<&'a str>,
+    ) -> Result<(), Error> {
+        if done.contains(name) {
+            return Ok(());
+        }
+        if let Some(i) = path.iter().position(|&p| p == name) {
+            let mut cycle: Vec<&str> = path[i..].to_vec();
+            cycle.push(name);
+            let r = self.rule(path[i]).expect("rules on the path exist");
+            return Err(self.err(
+                r.pos,
+                format!(
+                    "rule {name:?} is recursive ({}); formats are regular, so use repetition",
+                    cycle.join(" -> ")
+                ),
+            ));
+        }
+        let Some(r) = self.rule(name) else {
+            return Ok(());
+        };
+        path.push(name);
+        let mut names = Vec::new();
+        refs(&r.body, &mut |n, _| names.push(n));
+        for n in names {
+            self.no_cycle(n, path, done)?;
+        }
+        path.pop();
+        done.insert(name);
+        Ok(())
+    }
+
+    /// The grammar in canonical form: one rule per line, `|` spaced, groups
+    /// only where needed. Parsing the output gives the same grammar.
+    pub fn pretty(&self) -> String {
+        let mut out = String::new();
+        for r in &self.rules {
+            if r.entry {
+                out.push_str("entry ");
+            }
+            let _ = write!(out, "{} = ", r.name);
+            print(&r.body, &mut out, 0);
+            out.push_str(";\n");
+        }
+        out
+    }
+}
+
+/// Every rule reference in `n`.
+fn refs<'a>(n: &'a Node, f: &mut impl FnMut(&'a str, Pos)) {
+    match n {
+        Node::Ref(name, pos) => f(name, *pos),
+        Node::Tool(b, _) | Node::Repeat(b, ..) => refs(b, f),
+        Node::Seq(v) | Node::Alt(v) | Node::Text(v, _) => v.iter().for_each(|x| refs(x, f)),
+        _ => {}
+    }
+}
+
+/// Whether `n` uses a tool part (`name`, `args`, ...) that `want` picks.
+pub fn uses(n: &Node, want: fn(Part) -> bool) -> bool {
+    match n {
+        Node::Part(p, _) => want(*p),
+        Node::Tool(b, _) | Node::Repeat(b, ..) => uses(b, want),
+        Node::Seq(v) | Node::Alt(v) => v.iter().any(|x| uses(x, want)),
+        _ => false,
+    }
+}
+
+/// Whether `n` uses any tool part.
+pub fn has_parts(n: &Node) -> bool {
+    uses(n, |_| true)
+}
+
+/// Binding strength, for printing groups only where needed.
+fn print(n: &Node, out: &mut String, outer: u8) {
+    let (own, text) = match n {
+        Node::Alt(v) => {
+            let mut s = String::new();
+            for (i, x) in v.iter().enumerate() {
+                if i > 0 {
+                    s.push_str(" | ");
+                }
+                print(x, &mut s, 1);
+            }
+            (0, s)
+        }
+        Node::Seq(v) => {
+            let mut s = String::new();
+            for (i, x) in v.iter().enumerate() {
+                if i > 0 {
+                    s.push(' ');
+                }
+                print(x, &mut s, 2);
+            }
+            (1, s)
+        }
+        Node::Repeat(x, min, max) => {
+            let mut s = String::new();
+            print(x, &mut s, 3);
+            match (min, max) {
+                (0, Some(1)) => s.push('?'),
+                (0, None) => s.push('*'),
+                (1, None) => s.push('+'),
+                (m, None) => {
+                    let _ = write!(s, "{{{m},}}");
+                }
+                (m, Some(n)) if m == n => {
+                    let _ = write!(s, "{{{m}}}");
+                }
+                (m, Some(n)) => {
+                    let _ = write!(s, "{{{m},{n}}}");
+                }
+            }
+            (2, s)
+        }
+        Node::Lit(s) => (3, quote(s)),
+        Node::Class(s, _) => (3, s.clone()),
+        Node::Regex(s, _) => (3, format!("/{s}/")),
+        Node::Special(s, _) => (3, format!("special({})", quote(s))),
+        Node::Token(s, _) => (3, format!("token({})", quote(s))),
+        Node::Text(t, _) if t.is_empty() => (3, "text()".into()),
+        Node::Text(t, _) => {
+            let mut s = String::from("text_except(");
+            for (i, x) in t.iter().enumerate() {
+                if i > 0 {
+                    s.push_str(", ");
+                }
+                print(x, &mut s, 0);
+            }
+            s.push(')');
+            (3, s)
+        }
+        Node::Tool(b, _) => {
+            let mut s = String::from("tool { ");
+            print(b, &mut s, 0);
+            s.push_str(" }");
+            (3, s)
+        }
+        Node::Part(p, _) => (3, p.keyword().to_string()),
+        Node::Ref(r, _) => (3, r.clone()),
+    };
+    if own < outer {
+        let _ = write!(out, "({text})");
+    } else {
+        out.push_str(&text);
+    }
+}
+
+/// A string literal in the language's syntax.
+pub fn quote(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\0' => out.push_str("\\0"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+use self::Rule as AstRule;
+use parser::Rule as Rule_;
+
+fn pos_of(p: &Pair<'_, Rule_>) -> Pos {
+    let (line, col) = p.as_span().start_pos().line_col();
+    Pos { line, col }
+}
+
+fn rule(file: &str, p: Pair<'_, Rule_>) -> Result<AstRule, Error> {
+    let pos = pos_of(&p);
+    let mut entry = false;
+    let mut name = String::new();
+    let mut body = None;
+    for q in p.into_inner() {
+        match q.as_rule() {
+            Rule_::entry => entry = true,
+            Rule_::rule_name => name = q.as_str().to_string(),
+            Rule_::alt => body = Some(alt(file, q)?),
+            _ => {}
+        }
+    }
+    Ok(AstRule {
+        name,
+        entry,
+        body: body.expect("a rule has a body"),
+        pos,
+    })
+}
+
+fn alt(file: &str, p: Pair<'_, Rule_>) -> Result<Node, Error> {
+    list(file, p, seq, Node::Alt)
+}
+
+fn seq(file: &str, p: Pair<'_, Rule_>) -> Result<Node, Error> {
+    list(file, p, postfix, Node::Seq)
+}
+
+/// The children of `p` through `item`; one child stands alone, several are
+/// wrapped.
+fn list(
+    file: &str,
+    p: Pair<'_, Rule_>,
+    item: fn(&str, Pair<'_, Rule_>) -> Result<Node, Error>,
+    wrap: fn(Vec<Node>) -> Node,
+) -> Result<Node, Error> {
+    let mut v = Vec::new();
+    for q in p.into_inner() {
+        v.push(item(file, q)?);
+    }
+    Ok(if v.len() == 1 {
+        v.pop().expect("one")
+    } else {
+        wrap(v)
+    })
+}
+
+fn postfix(file: &str, p: Pair<'_, Rule_>) -> Result<Node, Error> {
+    let mut inner = p.into_inner();
+    let mut node = atom(file, inner.next().expect("an atom"))?;
+    for s in inner {
+        let (min, max) = match s.as_rule() {
+            Rule_::opt => (0, Some(1)),
+            Rule_::star => (0, None),
+            Rule_::plus => (1, None),
+            _ => {
+                let pos = pos_of(&s);
+                let mut nums = Vec::new();
+                let mut comma = false;
+                for q in s.into_inner() {
+                    match q.as_rule() {
+                        Rule_::number => nums.push(q.as_str().parse::<u32>().map_err(|_| {
+                            at(
+                                file,
+                                pos,
+                                format!("repetition count {} is too large", q.as_str()),
+                            )
+                        })?),
+                        _ => comma = true,
+                    }
+                }
+                let min = nums[0];
+                let max = match (comma, nums.get(1)) {
+                    (false, _) => Some(min),
+                    (true, Some(&m)) => Some(m),
+                    (true, None) => None,
+                };
+                if max.is_some_and(|m| m < min) {
+                    return Err(at(
+                        file,
+                        pos,
+                        format!(
+                            "repetition {{{min},{}}}: the maximum is below the minimum",
+                            max.unwrap_or(0)
+                        ),
+                    ));
+                }
+                if min > MAX_REPEAT || max.is_some_and(|m| m > MAX_REPEAT) {
+                    return Err(at(
+                        file,
+                        pos,
+                        format!("repetition counts above {MAX_REPEAT} are refused"),
+                    ));
+                }
+                (min, max)
+            }
+        };
+        node = Node::Repeat(Box::new(node), min, max);
+    }
+    Ok(node)
+}
+
+fn at(file: &str, pos: Pos, msg: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorKind::CallFormat,
+        format!("{file}:{}:{}: {msg}", pos.line, pos.col),
+    )
+}
+
+fn atom(file: &str, p: Pair<'_, Rule_>) -> Result<Node, Error> {
+    let pos = pos_of(&p);
+    Ok(match p.as_rule() {
+        Rule_::string => Node::Lit(unescape(
+            file,
+            pos,
+            p.into_inner().next().map_or("", |c| c.as_str()),
+        )?),
+        Rule_::class => Node::Class(p.as_str().to_string(), pos),
+        Rule_::regex => {
+            let s = p.as_str();
+            Node::Regex(s[1..s.len() - 1].replace("\\/", "/"), pos)
+        }
+        Rule_::reference => Node::Ref(p.as_str().to_string(), pos),
+        Rule_::alt => alt(file, p)?,
+        Rule_::tool_part => Node::Part(
+            match p.as_str() {
+                "name" => Part::Name,
+                "name_json" => Part::NameJson,
+                "args" => Part::Args,
+                _ => Part::ArgsPositional,
+            },
+            pos,
+        ),
+        Rule_::tool_block => {
+            let body = p.into_inner().next().expect("a tool body");
+            Node::Tool(Box::new(alt(file, body)?), pos)
+        }
+        Rule_::call => {
+            let mut inner = p.into_inner();
+            let f = inner.next().expect("a function name").as_str().to_string();
+            let mut args = Vec::new();
+            for a in inner {
+                args.push(alt(file, a)?);
+            }
+            match f.as_str() {
+                "special" | "token" => {
+                    let [Node::Lit(s)] = args.as_slice() else {
+                        return Err(at(
+                            file,
+                            pos,
+                            format!("{f}(...) takes one string: the token's name"),
+                        ));
+                    };
+                    if f == "special" {
+                        Node::Special(s.clone(), pos)
+                    } else {
+                        Node::Token(s.clone(), pos)
+                    }
+                }
+                "text" if !args.is_empty() => {
+                    return Err(at(
+                        file,
+                        pos,
+                        "text() takes no arguments; text_except(...) takes triggers",
+                    ))
+                }
+                "text_except" if args.is_empty() => {
+                    return Err(at(
+                        file,
+                        pos,
+                        "text_except(...) needs at least one trigger; text() is free text",
+                    ))
+                }
+                _ => Node::Text(args, pos),
+            }
+        }
+        r => unreachable!("atom {r:?}"),
+    })
+}
+
+fn unescape(file: &str, pos: Pos, s: &str) -> Result<String, Error> {
+    let mut out = String::new();
+    let mut it = s.chars();
+    while let Some(c) = it.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match it.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('0') => out.push('\0'),
+            Some(c @ ('"' | '\\' | '/')) => out.push(c),
+            Some('u') => {
+                let hex: String = it.by_ref().skip(1).take_while(|&c| c != '}').collect();
+                let c = u32::from_str_radix(&hex, 16)
+                    .ok()
+                    .and_then(char::from_u32)
+                    .ok_or_else(|| {
+                        at(
+                            file,
+                            pos,
+                            format!("\\u{{{hex}}} is not a Unicode scalar value"),
+                        )
+                    })?;
+                out.push(c);
+            }
+            other => {
+                return Err(at(
+                    file,
+                    pos,
+                    format!("unknown escape \\{}", other.unwrap_or(' ')),
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn syntax_error(file: &str, text: &str, e: pest::error::Error<Rule_>) -> Error {
+    let (line, col) = match e.line_col {
+        pest::error::LineColLocation::Pos(p) => p,
+        pest::error::LineColLocation::Span(p, _) => p,
+    };
+    let offset = match e.location {
+        pest::error::InputLocation::Pos(o) => o,
+        pest::error::InputLocation::Span((o, _)) => o,
+    };
+    let found: String = text[offset.min(text.len())..]
+        .chars()
+        .take_while(|&c| c != '\n')
+        .take(24)
+        .collect();
+    let found = if found.is_empty() {
+        if offset >= text.len() {
+            "the end of the file".to_string()
+        } else {
+            "the end of the line".to_string()
+        }
+    } else {
+        format!("{found:?}")
+    };
+    let expected = match &e.variant {
+        pest::error::ErrorVariant::ParsingError { positives, .. } => {
+            let mut names: Vec<&str> = positives.iter().map(describe).collect();
+            names.sort_unstable();
+            names.dedup();
+            names.join(", ")
+        }
+        pest::error::ErrorVariant::CustomError { message } => message.clone(),
+    };
+    Error::new(
+        ErrorKind::CallFormat,
+        format!("{file}:{line}:{col}: expected {expected}; found {found}"),
+    )
+}
+
+fn describe(r: &Rule_) -> &'static str {
+    match r {
+        Rule_::EOI => "the end of the file",
+        Rule_::rule | Rule_::entry | Rule_::rule_name => "a rule (`name = ...;`)",
+        Rule_::alt | Rule_::seq | Rule_::postfix => "an expression",
+        Rule_::opt | Rule_::star | Rule_::plus | Rule_::range => {
+            "a repetition (`?`, `*`, `+`, `{m,n}`)"
+        }
+        Rule_::number => "a number",
+        Rule_::range_comma => "`,`",
+        Rule_::string | Rule_::chars => "a string",
+        Rule_::escape => "an escape (\\n \\t \\r \\\" \\\\ \\0 \\/ \\u{...})",
+        Rule_::class => "a character class",
+        Rule_::regex => "a /regex/",
+        Rule_::call | Rule_::function => "special(...), token(...), text() or text_except(...)",
+        Rule_::tool_block => "tool { ... }",
+        Rule_::tool_part => "name, name_json, args or args_positional",
+        Rule_::reference => "a rule name",
+        _ => "more input",
+    }
+}

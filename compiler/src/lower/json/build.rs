@@ -1,0 +1,879 @@
+//! Writing a flat schema as an expression, one JSON kind at a time.
+
+use std::collections::HashMap;
+
+use crate::automaton::region::Tag;
+
+use serde_json::Value;
+
+use super::flat::{self, Extra, Flat};
+use super::text::{json_number, json_string};
+use super::{Lowering, Sub};
+use crate::automaton::expr::{self, Expr};
+use crate::error::{Error, ErrorKind};
+use crate::lower::value;
+
+/// State budget of one intersection (pattern with length, range with
+/// multipleOf, a literal with the other keywords).
+pub const INTERSECT_STATES: usize = 100_000;
+
+/// Most array positions or property counts written out one by one.
+pub const MAX_POSITIONS: u64 = 4096;
+
+/// The empty language.
+pub fn nothing() -> Expr {
+    Expr::Alt(Vec::new())
+}
+
+pub fn is_nothing(e: &Expr) -> bool {
+    match e {
+        Expr::Alt(v) => v.is_empty(),
+        Expr::Shared(inner) => is_nothing(inner),
+        Expr::Tag(_, inner) => is_nothing(inner),
+        _ => false,
+    }
+}
+
+fn quoted(content: Expr) -> Expr {
+    Expr::seq([Expr::lit("\""), content, Expr::lit("\"")])
+}
+
+impl<'a> Lowering<'a> {
+    /// The expression of one flat schema.
+    pub(crate) fn build(&mut self, f: &Flat<'a>, depth: usize) -> Result<Expr, Error> {
+        if let Some(literals) = &f.literals {
+            let kinds = f.kinds;
+            let mut seen: Vec<&Value> = Vec::new();
+            let mut alts = Vec::new();
+            let mut lit_kinds = 0;
+            for v in literals {
+                if flat::kind_of(v) & kinds == 0 {
+                    continue;
+                }
+                if seen.iter().any(|s| flat::json_eq(s, v)) {
+                    continue;
+                }
+                seen.push(*v);
+                lit_kinds |= flat::kind_of(v);
+                alts.push(self.literal(v));
+            }
+            if alts.is_empty() {
+                return Ok(nothing());
+            }
+            let lits = Expr::alt(alts);
+            if !f.constrained {
+                return Ok(lits);
+            }
+            let mut g = f.clone();
+            g.literals = None;
+            g.kinds &= lit_kinds
+                | if lit_kinds & flat::INT != 0 {
+                    flat::FRAC
+                } else {
+                    0
+                };
+            let rest = self.build(&g, depth)?;
+            if is_nothing(&rest) {
+                return Ok(nothing());
+            }
+            return expr::intersect(&[lits, rest], INTERSECT_STATES).map_err(|l| {
+                self.err(
+                    ErrorKind::Limit,
+                    &f.at,
+                    &format!("checking enum/const against the other keywords: {l}"),
+                )
+            });
+        }
+        let mut alts = Vec::new();
+        if f.kinds & flat::NULL != 0 {
+            alts.push(Expr::lit("null"));
+        }
+        if f.kinds & flat::BOOL != 0 {
+            alts.push(Expr::alt([Expr::lit("true"), Expr::lit("false")]));
+        }
+        if f.kinds & (flat::INT | flat::FRAC) != 0 {
+            alts.push(self.numbers(f)?);
+        }
+        if f.kinds & flat::STR != 0 {
+            alts.push(self.strings(f)?);
+        }
+        if f.kinds & flat::ARR != 0 {
+            alts.push(self.array(f, depth)?);
+        }
+        if f.kinds & flat::OBJ != 0 {
+            alts.push(self.object(f, depth)?);
+        }
+        alts.retain(|e| !is_nothing(e));
+        Ok(if alts.is_empty() {
+            nothing()
+        } else {
+            Expr::alt(alts)
+        })
+    }
+
+    /// One JSON value as text, with the machine's whitespace between its
+    /// tokens. An integral number is also accepted as `N.0`.
+    fn literal(&self, v: &Value) -> Expr {
+        match v {
+            Value::Number(n) => {
+                let mut texts = vec![n.to_string()];
+                let int = n.as_i64().or_else(|| {
+                    n.as_f64()
+                        .filter(|x| x.fract() == 0.0 && x.abs() < 9.0e15)
+                        .map(|x| x as i64)
+                });
+                if let Some(i) = int {
+                    texts.push(i.to_string());
+                    texts.push(format!("{i}.0"));
+                }
+                texts.sort();
+                texts.dedup();
+                Expr::alt(texts.iter().map(|t| Expr::lit(t)))
+            }
+            Value::Array(items) => {
+                let mut parts = vec![Expr::lit("["), self.ws()];
+                for (i, x) in items.iter().enumerate() {
+                    if i > 0 {
+                        parts.extend([self.ws(), Expr::lit(","), self.ws()]);
+                    }
+                    parts.push(self.literal(x));
+                }
+                parts.extend([self.ws(), Expr::lit("]")]);
+                Expr::seq(parts)
+            }
+            Value::Object(members) => {
+                let mut parts = vec![Expr::lit("{"), self.ws()];
+                for (i, (k, x)) in members.iter().enumerate() {
+                    if i > 0 {
+                        parts.extend([self.ws(), Expr::lit(","), self.ws()]);
+                    }
+                    let key = serde_json::to_string(k).unwrap_or_default();
+                    parts.extend([Expr::lit(&key), self.ws(), Expr::lit(":"), self.ws()]);
+                    parts.push(self.literal(x));
+                }
+                parts.extend([self.ws(), Expr::lit("}")]);
+                Expr::seq(parts)
+            }
+            other => Expr::lit(&other.to_string()),
+        }
+    }
+
+    /// A lang refusal: an error, or under relax the constraint dropped.
+    fn lang_refusal(&mut self, at: &str, keyword: &str, why: String) -> Result<(), Error> {
+        self.refuse_or_relax(
+            at,
+            keyword,
+            &format!("cannot be expressed exactly: {why}"),
+            "ignored",
+        )
+    }
+
+    fn intersect(&self, parts: Vec<Expr>, at: &str) -> Result<Expr, Error> {
+        expr::intersect(&parts, INTERSECT_STATES).map_err(|l| {
+            self.err(
+                ErrorKind::Limit,
+                at,
+                &format!("combining the constraints here: {l}"),
+            )
+        })
+    }
+
+    fn numbers(&mut self, f: &Flat<'a>) -> Result<Expr, Error> {
+        let mut parts = Vec::new();
+        let integral_only = f.kinds & flat::FRAC == 0;
+        if integral_only {
+            let bound = |x: &Option<flat::NumBound>| {
+                x.as_ref().map(|b| value::Bound {
+                    value: b.value.clone(),
+                    exclusive: b.exclusive,
+                })
+            };
+            let (lo, hi) = match value::integer_bounds(bound(&f.lo).as_ref(), bound(&f.hi).as_ref())
+            {
+                Ok(b) => b,
+                Err(why) => {
+                    let at = f.at.clone();
+                    self.lang_refusal(&at, "minimum/maximum", why)?;
+                    (None, None)
+                }
+            };
+            match value::integer_range(lo, hi) {
+                Ok(e) => parts.push(e),
+                Err(_) => return Ok(nothing()),
+            }
+        } else if f.lo.is_some() || f.hi.is_some() {
+            let b = |x: &Option<flat::NumBound>| {
+                x.as_ref().map(|b| value::Bound {
+                    value: b.value.clone(),
+                    exclusive: b.exclusive,
+                })
+            };
+            match value::number_range(b(&f.lo), b(&f.hi)) {
+                Ok(e) => parts.push(e),
+                Err(why) => {
+                    let at = f.at.clone();
+                    self.lang_refusal(&at, "minimum/maximum", why)?;
+                    parts.push(json_number());
+                }
+            }
+        } else {
+            parts.push(json_number());
+        }
+        if f.kinds & flat::INT == 0 {
+            // Non-integral numbers only (`not: {type: integer}`): a nonzero
+            // fraction digit, no exponent (a subset).
+            let digit = || Expr::ByteClass(vec![(b'0', b'9')]);
+            parts.push(Expr::seq([
+                super::text::int_part(),
+                Expr::lit("."),
+                Expr::star(digit()),
+                Expr::ByteClass(vec![(b'1', b'9')]),
+                Expr::star(digit()),
+            ]));
+        }
+        for (m, at) in &f.multiple_of {
+            let e = match m.as_u64() {
+                Some(k) if integral_only => value::integer_multiple_of(k),
+                _ => value::number_multiple_of(m),
+            };
+            match e {
+                Ok(e) => parts.push(e),
+                Err(why) => self.lang_refusal(at, "multipleOf", why)?,
+            }
+        }
+        self.intersect(parts, &f.at)
+    }
+
+    fn strings(&mut self, f: &Flat<'a>) -> Result<Expr, Error> {
+        let mut parts = Vec::new();
+        for (p, at) in &f.patterns {
+            match value::pattern_content(p) {
+                Ok(e) => parts.push(quoted(e)),
+                Err(why) => self.lang_refusal(at, "pattern", why)?,
+            }
+        }
+        if f.min_len > 0 || f.max_len.is_some() {
+            if f.max_len.is_some_and(|m| m < f.min_len) {
+                return Ok(nothing());
+            }
+            let cap = (self.opts.max_count as u64).max(f.min_len);
+            let max_len = f.max_len.map(|m| m.min(cap));
+            if f.min_len > MAX_POSITIONS || max_len.is_some_and(|m| m > MAX_POSITIONS) {
+                return Err(self.err(
+                    ErrorKind::Limit,
+                    &f.at,
+                    &format!("string lengths above {MAX_POSITIONS} are not supported"),
+                ));
+            }
+            parts.push(quoted(value::length_content(
+                f.min_len as u32,
+                max_len.map(|m| m as u32),
+            )));
+        }
+        for name in &f.formats {
+            if let Some(e) = value::format_string(name) {
+                parts.push(e);
+            }
+        }
+        if parts.is_empty() {
+            return Ok(json_string());
+        }
+        self.intersect(parts, &f.at)
+    }
+
+    /// Any JSON value nested at most `depth` containers deep.
+    pub(crate) fn any_value(&mut self, depth: usize) -> Expr {
+        while self.any.len() <= depth {
+            let d = self.any.len();
+            let scalars = [
+                Expr::lit("null"),
+                Expr::lit("true"),
+                Expr::lit("false"),
+                json_number(),
+                json_string(),
+            ];
+            let mut alts: Vec<Expr> = scalars.into();
+            if d > 0 {
+                let inner = self.any[d - 1].clone();
+                let sep = Expr::seq([self.ws(), Expr::lit(","), self.ws()]);
+                alts.push(Expr::seq([
+                    Expr::lit("["),
+                    self.ws(),
+                    Expr::opt(Expr::seq([
+                        inner.clone(),
+                        Expr::star(Expr::seq([sep.clone(), inner.clone()])),
+                    ])),
+                    self.ws(),
+                    Expr::lit("]"),
+                ]));
+                let member =
+                    Expr::seq([json_string(), self.ws(), Expr::lit(":"), self.ws(), inner]);
+                alts.push(Expr::seq([
+                    Expr::lit("{"),
+                    self.ws(),
+                    Expr::opt(Expr::seq([
+                        member.clone(),
+                        Expr::star(Expr::seq([sep, member])),
+                    ])),
+                    self.ws(),
+                    Expr::lit("}"),
+                ]));
+            }
+            self.any.push(Expr::shared(Expr::alt(alts)));
+        }
+        self.any[depth].clone()
+    }
+
+    /// The values satisfying all of `subs` (any value when empty).
+    fn all_of(&mut self, subs: &[Sub<'a>], depth: usize) -> Result<Expr, Error> {
+        if subs.is_empty() {
+            let d = self.opts.any_depth;
+            return Ok(self.any_value(d));
+        }
+        self.value_of(subs, depth)
+    }
+
+    fn array(&mut self, f: &Flat<'a>, depth: usize) -> Result<Expr, Error> {
+        let prefix_len = f.arrays.iter().map(|p| p.prefix.len()).max().unwrap_or(0);
+        let mut max = f.max_items;
+        for p in &f.arrays {
+            if let Some(None) = p.rest {
+                max = Some(max.map_or(p.prefix.len() as u64, |m| m.min(p.prefix.len() as u64)));
+            }
+        }
+        let min = f.min_items;
+        if max.is_some_and(|m| m < min) {
+            return Ok(nothing());
+        }
+        let max = max.map(|m| m.min((self.opts.max_count as u64).max(min)));
+        if let Some(at) = &f.unique {
+            if max.is_none_or(|m| m > 1) {
+                let at = at.clone();
+                self.refuse_or_relax(
+                    &at,
+                    "uniqueItems",
+                    "cannot be checked by a finite machine",
+                    "duplicates allowed",
+                )?;
+            }
+        }
+        let explicit = (prefix_len as u64).max(min);
+        if explicit > MAX_POSITIONS {
+            return Err(self.err(
+                ErrorKind::Limit,
+                &f.at,
+                &format!(
+                    "arrays with more than {MAX_POSITIONS} constrained positions are not supported"
+                ),
+            ));
+        }
+        let subs_at = |j: usize| -> Vec<Sub<'a>> {
+            let mut subs = Vec::new();
+            for p in &f.arrays {
+                if j < p.prefix.len() {
+                    subs.push(p.prefix[j].clone());
+                } else if let Some(Some(s)) = &p.rest {
+                    subs.push(s.clone());
+                }
+            }
+            subs
+        };
+        let sep = Expr::shared(Expr::seq([self.ws(), Expr::lit(","), self.ws()]));
+        let rest = self.all_of(&subs_at(prefix_len), depth + 1)?;
+        let explicit = explicit as usize;
+        // tail(j): what may follow once j elements are written, built from
+        // the uniform end backwards.
+        let uniform = if max.is_some_and(|m| m <= explicit as u64) || is_nothing(&rest) {
+            Expr::Empty
+        } else {
+            Expr::repeat(
+                Expr::seq([sep.clone(), rest.clone()]),
+                0,
+                max.map(|m| (m - explicit as u64) as u32),
+            )
+        };
+        let mut tail = Expr::shared(uniform);
+        let mut first = None;
+        for j in (0..explicit).rev() {
+            // Element j, then tail(j + 1).
+            let elem = self.all_of(&subs_at(j), depth + 1)?;
+            let can_write = max.is_none_or(|m| (j as u64) < m);
+            let more = if can_write && !is_nothing(&elem) && !is_nothing(&tail) {
+                Some((elem, tail.clone()))
+            } else {
+                None
+            };
+            let stop_ok = j as u64 >= min;
+            if j == 0 {
+                first = more.map(|(e, t)| Expr::seq([e, t]));
+                break;
+            }
+            let cont = more.map(|(e, t)| Expr::seq([sep.clone(), e, t]));
+            tail = Expr::shared(match (stop_ok, cont) {
+                (true, Some(c)) => Expr::alt([Expr::Empty, c]),
+                (true, None) => Expr::Empty,
+                (false, Some(c)) => c,
+                (false, None) => nothing(),
+            });
+        }
+        if explicit == 0 {
+            // No constrained position: any number of `rest` elements.
+            first = if max == Some(0) || is_nothing(&rest) {
+                None
+            } else {
+                Some(Expr::seq([
+                    rest.clone(),
+                    Expr::repeat(
+                        Expr::seq([sep.clone(), rest]),
+                        0,
+                        max.map(|m| (m - 1) as u32),
+                    ),
+                ]))
+            };
+        }
+        let body = match (min == 0, first) {
+            (true, Some(e)) => Expr::opt(e),
+            (true, None) => Expr::Empty,
+            (false, Some(e)) => e,
+            (false, None) => return Ok(nothing()),
+        };
+        Ok(Expr::seq([
+            Expr::lit("["),
+            self.ws(),
+            body,
+            self.ws(),
+            Expr::lit("]"),
+        ]))
+    }
+
+    /// The DFA of a property-name language (a pattern, `propertyNames`),
+    /// built once per object and asked about each declared name.
+    fn name_dfa(&self, e: &Expr, at: &str) -> Result<crate::automaton::dfa::Dfa, Error> {
+        let limit = |l| {
+            self.err(
+                ErrorKind::Limit,
+                at,
+                &format!("checking property names: {l}"),
+            )
+        };
+        let nfa = crate::automaton::nfa::build(e, INTERSECT_STATES * 4).map_err(limit)?;
+        crate::automaton::dfa::Dfa::determinize(&nfa, INTERSECT_STATES).map_err(limit)
+    }
+
+    fn object(&mut self, f: &Flat<'a>, depth: usize) -> Result<Expr, Error> {
+        // Declared names, in order of first appearance.
+        let mut names: Vec<String> = Vec::new();
+        for p in &f.objects {
+            for (n, _) in &p.props {
+                if !names.contains(n) {
+                    names.push(n.clone());
+                }
+            }
+        }
+        let mut required = f.required();
+        for r in &required {
+            if !names.contains(r) {
+                names.push(r.clone());
+            }
+        }
+        // Extra properties are allowed when every part allows them.
+        let open = |p: &flat::ObjPart<'a>| match p.extra {
+            Extra::Any | Extra::Schema(_) => true,
+            Extra::None => false,
+            Extra::Unsaid => {
+                self.opts.open_objects || (p.props.is_empty() && p.patterns.is_empty())
+            }
+        };
+        let extras_allowed = f.objects.iter().all(open)
+            && f.objects.iter().all(|p| p.patterns.is_empty())
+            && f.property_names.is_empty()
+            && !f.closed;
+        // Names that dependentRequired speaks of are never extras: they
+        // become optional members, so the rule below can apply to them.
+        for (key, deps) in &f.dependent {
+            for n in std::iter::once(key).chain(deps) {
+                if !names.contains(n) {
+                    names.push(n.clone());
+                }
+            }
+        }
+        // dependentRequired: a present key needs its dependencies. Exact
+        // when the key is required (the dependencies become required);
+        // otherwise the key is left out (a subset).
+        let mut dropped: Vec<String> = Vec::new();
+        loop {
+            let mut changed = false;
+            for (key, deps) in &f.dependent {
+                if dropped.contains(key) || !names.contains(key) {
+                    continue;
+                }
+                if required.contains(key) {
+                    for d in deps {
+                        if !required.contains(d) {
+                            required.push(d.clone());
+                            if !names.contains(d) {
+                                names.push(d.clone());
+                            }
+                            changed = true;
+                        }
+                    }
+                } else if !deps.iter().all(|d| required.contains(d)) {
+                    dropped.push(key.clone());
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        // The name patterns, compiled once.
+        let mut patterns: Vec<(crate::automaton::dfa::Dfa, Sub<'a>, usize)> = Vec::new();
+        for (i, p) in f.objects.iter().enumerate() {
+            for (pat, s) in &p.patterns {
+                match value::pattern_content(pat) {
+                    Ok(e) => patterns.push((self.name_dfa(&quoted(e), &s.at)?, s.clone(), i)),
+                    Err(why) => {
+                        return Err(self.err(
+                            ErrorKind::Unsupported,
+                            &s.at,
+                            &format!("the patternProperties pattern {pat:?}: {why}"),
+                        ))
+                    }
+                }
+            }
+        }
+        let mut name_checks: Vec<crate::automaton::dfa::Dfa> = Vec::new();
+        for s in &f.property_names {
+            let e = self.value_of(std::slice::from_ref(s), depth + 1)?;
+            name_checks.push(self.name_dfa(&e, &s.at)?);
+        }
+        let sep = Expr::shared(Expr::seq([self.ws(), Expr::lit(","), self.ws()]));
+        let mut members: Vec<(Expr, bool)> = Vec::new();
+        for n in &names {
+            let text = serde_json::to_string(n).unwrap_or_default();
+            let matches = |dfa: &crate::automaton::dfa::Dfa| dfa.accepts(text.as_bytes());
+            let is_required = required.contains(n);
+            let mut subs = Vec::new();
+            let mut forbidden = dropped.contains(n);
+            for (i, p) in f.objects.iter().enumerate() {
+                if let Some((_, s)) = p.props.iter().find(|(m, _)| m == n) {
+                    subs.push(s.clone());
+                    continue;
+                }
+                let mut matched = false;
+                for (dfa, s, j) in &patterns {
+                    if *j == i && matches(dfa) {
+                        subs.push(s.clone());
+                        matched = true;
+                    }
+                }
+                if matched {
+                    continue;
+                }
+                match &p.extra {
+                    Extra::None => forbidden = true,
+                    Extra::Schema(s) => subs.push(s.clone()),
+                    Extra::Any | Extra::Unsaid => {}
+                }
+            }
+            // Declared names that also match a pattern of the part declaring them.
+            for (dfa, s, j) in &patterns {
+                let declares = f.objects[*j].props.iter().any(|(m, _)| m == n);
+                if declares && matches(dfa) {
+                    subs.push(s.clone());
+                }
+            }
+            if !name_checks.iter().all(matches) {
+                forbidden = true;
+            }
+            let declared = f
+                .objects
+                .iter()
+                .any(|p| p.props.iter().any(|(m, _)| m == n));
+            if f.closed && !declared {
+                forbidden = true;
+            }
+            if !declared && !is_required && !extras_allowed {
+                // Named only by dependentRequired, in an object that takes
+                // no extra properties.
+                forbidden = true;
+            }
+            let value = if forbidden {
+                nothing()
+            } else {
+                self.all_of(&subs, depth + 1)?
+            };
+            if is_nothing(&value) {
+                if is_required {
+                    return Ok(nothing());
+                }
+                continue;
+            }
+            let key = serde_json::to_string(n).unwrap_or_default();
+            let ty = crate::automaton::region::schema_type(
+                &subs.iter().map(|s| s.schema).collect::<Vec<_>>(),
+            );
+            let member = Expr::shared(Expr::seq([
+                Expr::tag(Tag::Key { name: n.clone() }, Expr::Bytes(key.into_bytes())),
+                self.ws(),
+                Expr::lit(":"),
+                self.ws(),
+                Expr::tag(
+                    Tag::Value {
+                        name: n.clone(),
+                        ty,
+                    },
+                    value,
+                ),
+            ]));
+            members.push((member, is_required));
+        }
+        let extra = if extras_allowed {
+            let subs: Vec<Sub<'a>> = f
+                .objects
+                .iter()
+                .filter_map(|p| match &p.extra {
+                    Extra::Schema(s) => Some(s.clone()),
+                    _ => None,
+                })
+                .collect();
+            let value = self.all_of(&subs, depth + 1)?;
+            if is_nothing(&value) {
+                None
+            } else {
+                Some(Expr::shared(Expr::seq([
+                    quoted(key_except(&names)),
+                    self.ws(),
+                    Expr::lit(":"),
+                    self.ws(),
+                    value,
+                ])))
+            }
+        } else {
+            None
+        };
+        let n_req = members.iter().filter(|m| m.1).count() as u64;
+        if f.max_props.is_some_and(|m| m < n_req) {
+            return Ok(nothing());
+        }
+        let body = if self.opts.any_order > 0
+            && members.len() <= self.opts.any_order.min(super::MAX_ANY_ORDER)
+            && members.len() > 1
+            && f.min_props <= n_req
+            && f.max_props.is_none()
+        {
+            any_order(&members, &extra, &sep)
+        } else {
+            counted(&members, &extra, &sep, f.min_props, f.max_props)
+        };
+        if is_nothing(&body) {
+            return Ok(nothing());
+        }
+        Ok(Expr::seq([
+            Expr::lit("{"),
+            self.ws(),
+            body,
+            self.ws(),
+            Expr::lit("}"),
+        ]))
+    }
+}
+
+/// The members in order, optional ones skippable, then extras; the count
+/// of members written stays within `min..=max`.
+fn counted(
+    members: &[(Expr, bool)],
+    extra: &Option<Expr>,
+    sep: &Expr,
+    min: u64,
+    max: Option<u64>,
+) -> Expr {
+    let n = members.len();
+    let n_req = members.iter().filter(|m| m.1).count() as u64;
+    // Count members only when a bound can bite; the count is then exact
+    // (at most n), which costs n copies of each member's machine.
+    let counting = min > n_req || max.is_some_and(|m| m < n as u64 || extra.is_some());
+    let (min, max, cap) = if counting {
+        (min, max, n as u64)
+    } else {
+        (0, None, 0)
+    };
+    let mut memo: HashMap<(usize, u64, bool), Expr> = HashMap::new();
+    // Built from the end: node(i, c, first).
+    for i in (0..=n).rev() {
+        for c in 0..=cap {
+            for first in [false, true] {
+                let e = if i == n {
+                    extras_tail(extra, sep, c, first, min, max)
+                } else {
+                    let (m, req) = &members[i];
+                    let lead = if first { Expr::Empty } else { sep.clone() };
+                    let c1 = (c + 1).min(cap);
+                    let take = if max.is_some_and(|mx| c + 1 > mx) {
+                        nothing()
+                    } else {
+                        let next = memo[&(i + 1, c1, false)].clone();
+                        if is_nothing(&next) {
+                            nothing()
+                        } else {
+                            Expr::seq([lead, m.clone(), next])
+                        }
+                    };
+                    let skip = if *req {
+                        nothing()
+                    } else {
+                        memo[&(i + 1, c, first)].clone()
+                    };
+                    match (is_nothing(&take), is_nothing(&skip)) {
+                        (true, true) => nothing(),
+                        (false, true) => take,
+                        (true, false) => skip,
+                        (false, false) => Expr::alt([take, skip]),
+                    }
+                };
+                memo.insert((i, c, first), Expr::shared(e));
+            }
+        }
+    }
+    memo[&(0, 0, true)].clone()
+}
+
+/// After the members: extras bringing the count `c` into `min..=max`.
+fn extras_tail(
+    extra: &Option<Expr>,
+    sep: &Expr,
+    c: u64,
+    first: bool,
+    min: u64,
+    max: Option<u64>,
+) -> Expr {
+    let lo = min.saturating_sub(c);
+    let hi = max.map(|m| m.saturating_sub(c));
+    let Some(x) = extra else {
+        return if lo == 0 { Expr::Empty } else { nothing() };
+    };
+    if hi == Some(0) {
+        return if lo == 0 { Expr::Empty } else { nothing() };
+    }
+    let lead = if first { Expr::Empty } else { sep.clone() };
+    let one = Expr::seq([lead, x.clone()]);
+    let more = Expr::repeat(
+        Expr::seq([sep.clone(), x.clone()]),
+        lo.saturating_sub(1) as u32,
+        hi.map(|h| (h - 1) as u32),
+    );
+    let some = Expr::seq([one, more]);
+    if lo == 0 {
+        Expr::alt([Expr::Empty, some])
+    } else {
+        some
+    }
+}
+
+/// The members in any order (each at most once, the required ones all),
+/// then extras: one node per set of members written.
+fn any_order(members: &[(Expr, bool)], extra: &Option<Expr>, sep: &Expr) -> Expr {
+    let n = members.len();
+    let required: u32 = members
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.1)
+        .fold(0, |acc, (i, _)| acc | (1 << i));
+    let mut memo: HashMap<(u32, bool), Expr> = HashMap::new();
+    for used in (0..(1u32 << n)).rev() {
+        for first in [false, true] {
+            let mut alts = Vec::new();
+            if used & required == required {
+                alts.push(extras_tail(extra, sep, 0, first, 0, None));
+            }
+            for (i, (m, _)) in members.iter().enumerate() {
+                if used & (1 << i) != 0 {
+                    continue;
+                }
+                let lead = if first { Expr::Empty } else { sep.clone() };
+                let next = memo[&(used | (1 << i), false)].clone();
+                if !is_nothing(&next) {
+                    alts.push(Expr::seq([lead, m.clone(), next]));
+                }
+            }
+            alts.retain(|e| !is_nothing(e));
+            let e = if alts.is_empty() {
+                nothing()
+            } else {
+                Expr::shared(Expr::alt(alts))
+            };
+            memo.insert((used, first), e);
+        }
+    }
+    memo[&(0, true)].clone()
+}
+
+/// The content of a JSON string written without escapes that is none of
+/// `names`: a trie of the names whose missing branches lead to free text.
+fn key_except(names: &[String]) -> Expr {
+    let plain = vec![(' ', '!'), ('#', '['), (']', '\u{10FFFF}')];
+    let any = Expr::star(Expr::CharClass(plain.clone()));
+    // Only names that can be written without escapes can collide.
+    let mut words: Vec<Vec<char>> = names
+        .iter()
+        .filter(|n| n.chars().all(|c| c >= ' ' && c != '"' && c != '\\'))
+        .map(|n| n.chars().collect())
+        .collect();
+    words.sort();
+    words.dedup();
+    fn node(words: &[Vec<char>], d: usize, plain: &[(char, char)], any: &Expr) -> Expr {
+        let terminal = words.iter().any(|w| w.len() == d);
+        let mut alts = Vec::new();
+        if !terminal {
+            alts.push(Expr::Empty);
+        }
+        let mut next: Vec<char> = words.iter().filter(|w| w.len() > d).map(|w| w[d]).collect();
+        next.dedup();
+        for &c in &next {
+            let group: Vec<Vec<char>> = words
+                .iter()
+                .filter(|w| w.len() > d && w[d] == c)
+                .cloned()
+                .collect();
+            alts.push(Expr::seq([
+                Expr::CharClass(vec![(c, c)]),
+                node(&group, d + 1, plain, any),
+            ]));
+        }
+        let others = subtract(plain, &next);
+        if !others.is_empty() {
+            alts.push(Expr::seq([Expr::CharClass(others), any.clone()]));
+        }
+        Expr::alt(alts)
+    }
+    if words.is_empty() {
+        return any;
+    }
+    node(&words, 0, &plain, &any)
+}
+
+/// `ranges` without the chars of `out` (sorted).
+fn subtract(ranges: &[(char, char)], out: &[char]) -> Vec<(char, char)> {
+    let mut res = Vec::new();
+    for &(lo, hi) in ranges {
+        let mut start = lo as u32;
+        for &c in out {
+            let c = c as u32;
+            if c < start || c > hi as u32 {
+                continue;
+            }
+            if c > start {
+                if let (Some(a), Some(b)) = (char::from_u32(start), char::from_u32(c - 1)) {
+                    res.push((a, b));
+                }
+            }
+            start = c + 1;
+        }
+        if start <= hi as u32 {
+            if let Some(a) = char::from_u32(start) {
+                res.push((a, hi));
+            }
+        }
+    }
+    res
+}
