@@ -130,6 +130,57 @@ pub const KIND_SHIFT: u32 = 30;
 /// A MASK_INDEX head word holds the word offset below the kind.
 pub const OFFSET_MASK: u32 = (1 << KIND_SHIFT) - 1;
 
+/// The two bytes UTF-8 never contains, which the grammar uses for what is
+/// not text. Every reader and writer of these bytes goes through here.
+///
+/// - A special token the grammar uses is the four bytes
+///   `[SPECIAL, id >> 16, id >> 8, id]` ([`reserved::special_marker`]): the
+///   DFA reads it, the vocab's TOKEN_BYTES store it for that token, and no
+///   text token can spell it.
+/// - An entry selector is `[ENTRY, k]`: from the DFA's own start state it
+///   leads to entry `k`'s start (the ENTRIES section records where each
+///   entry begins, so a matcher never reads a selector).
+pub mod reserved {
+    /// First byte of a special token's marker.
+    pub const SPECIAL: u8 = 0xFF;
+    /// First byte of an entry selector.
+    pub const ENTRY: u8 = 0xFE;
+    /// The lowest reserved byte: text bytes are below it.
+    pub const FIRST: u8 = ENTRY;
+    /// Bytes in a special token's marker.
+    pub const MARKER_BYTES: usize = 4;
+    /// The largest token id a marker can address (three bytes).
+    pub const MAX_MARKED_ID: u32 = (1 << 24) - 1;
+
+    /// True for a byte that is never text (`0xFE`, `0xFF`).
+    pub const fn is_reserved(byte: u8) -> bool {
+        byte >= FIRST
+    }
+
+    /// The marker of special token `id`, or `None` when the id does not fit
+    /// the marker's three bytes (above [`MAX_MARKED_ID`]).
+    pub const fn special_marker(id: u32) -> Option<[u8; MARKER_BYTES]> {
+        if id > MAX_MARKED_ID {
+            return None;
+        }
+        Some([SPECIAL, (id >> 16) as u8, (id >> 8) as u8, id as u8])
+    }
+
+    /// The token id of a marker at the start of `bytes`, if it starts with
+    /// one.
+    pub fn marked_id(bytes: &[u8]) -> Option<u32> {
+        match bytes {
+            [SPECIAL, a, b, c, ..] => Some(u32::from_be_bytes([0, *a, *b, *c])),
+            _ => None,
+        }
+    }
+
+    /// The selector of entry `k` (at most 256 entries can be told apart).
+    pub const fn entry_selector(k: u8) -> [u8; 2] {
+        [ENTRY, k]
+    }
+}
+
 /// Rounds a byte length up to a multiple of four.
 pub const fn pad4(n: usize) -> usize {
     (n + 3) & !3
