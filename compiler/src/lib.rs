@@ -34,6 +34,7 @@ pub mod vocab;
 
 use std::time::{Duration, Instant};
 
+use artifact::meta::{Meta, OptionsMeta, VocabMeta};
 use artifact::write;
 use automaton::expr::{self, Expr};
 use automaton::{dfa, nfa, region};
@@ -556,41 +557,42 @@ fn compile_machine(
     Ok(Compiled { artifact, report })
 }
 
-/// The artifact's metadata: deterministic JSON with no paths or times.
+/// The artifact's metadata (see [`artifact::meta`]).
 fn metadata(set: &ToolSet, vocab: &Vocab, opts: &Options, machine: &Machine) -> String {
-    let specials: serde_json::Map<String, serde_json::Value> = vocab
-        .specials()
-        .into_iter()
-        .map(|(id, name)| (id.to_string(), name.into()))
-        .collect();
-    let mut meta = serde_json::json!({
-        "generator": concat!("tooldec-compile ", env!("CARGO_PKG_VERSION")),
-        "format": opts.format.name,
-        "entries": machine.entries.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
-        "grammar_specials": machine.specials,
-        "tools": set.names(),
-        "vocab": {
-            "label": vocab.label,
-            "kind": vocab.kind.name(),
-            "leading_space": vocab.leading_space,
-            "specials": specials,
+    let j = &opts.json;
+    let mut meta = Meta {
+        generator: concat!("tooldec-compile ", env!("CARGO_PKG_VERSION")).to_string(),
+        format: opts.format.name.clone(),
+        entries: machine.entries.iter().map(|(n, _)| n.clone()).collect(),
+        grammar_specials: machine.specials.clone(),
+        tools: set.names().into_iter().map(str::to_string).collect(),
+        vocab: VocabMeta {
+            label: vocab.label.clone(),
+            kind: vocab.kind.name().to_string(),
+            leading_space: vocab.leading_space,
+            specials: vocab
+                .specials()
+                .into_iter()
+                .map(|(id, name)| (id, name.to_string()))
+                .collect(),
         },
-        "options": {
-            "max_ws": opts.json.max_ws,
-            "max_depth": opts.json.max_depth,
-            "open_objects": opts.json.open_objects,
-            "any_order": opts.json.any_order,
-            "max_recursion": opts.json.max_recursion,
-            "any_depth": opts.json.any_depth,
-            "max_count": opts.json.max_count,
-            "relax": opts.json.relax,
-            "max_tokens": opts.max_tokens,
+        options: OptionsMeta {
+            max_ws: j.max_ws,
+            max_depth: j.max_depth,
+            open_objects: j.open_objects,
+            any_order: j.any_order,
+            max_recursion: j.max_recursion,
+            any_depth: j.any_depth,
+            max_count: j.max_count,
+            relax: j.relax,
+            max_tokens: opts.max_tokens,
         },
-        "relaxed": machine.relaxed,
-    });
+        relaxed: machine.relaxed.clone(),
+        regions: None,
+        state_regions: None,
+    };
     if opts.regions {
-        meta["regions"] = region::to_json(&machine.regions);
-        meta["state_regions"] = region::states_to_json(&machine.labels);
+        meta.set_regions(&machine.regions, &machine.labels);
     }
-    meta.to_string()
+    meta.to_json_string()
 }

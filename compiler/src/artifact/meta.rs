@@ -1,0 +1,289 @@
+//! META, the artifact's metadata section: one JSON object that says what
+//! the artifact was compiled from (the generator, the call format and its
+//! entries, the tools, the vocabulary, the options) and, unless compiled
+//! with `--no-regions`, where each state is in a call (the region tree and
+//! each state's regions, see [`crate::automaton::region`]).
+//!
+//! [`Meta`] is the one place its keys are written and read: the compiler
+//! writes it with [`Meta::to_json_string`], `tooldec inspect`, `explain`
+//! and `draw` read it back with [`Meta::from_artifact_text`]. Nothing here
+//! serves a mask: the runtime never needs META to match. The one key the
+//! `no_std` runtime reads is `vocab.label` (its own small scanner in
+//! `tooldec_runtime`'s loader, to name the vocabulary in a fingerprint
+//! mismatch); renaming [`VocabMeta::label`] or moving it out of `vocab`
+//! means changing that scanner too.
+//!
+//! The text is deterministic (no paths, no times) and its key order is
+//! the field order below (serde_json keeps insertion order in this
+//! workspace): changing either changes every artifact's bytes and the
+//! golden files.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::automaton::region::{Region, Tag, FORMAT};
+
+/// The artifact's metadata. Every field has a default when read, so that
+/// an artifact written before a key existed still reads.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Meta {
+    /// `tooldec-compile` and the compiler's version.
+    pub generator: String,
+    /// The call format's name (`react`, `hermes`, ...).
+    pub format: String,
+    /// The call format's entry rules; the first is the default.
+    pub entries: Vec<String>,
+    /// The special tokens (by id) the grammar uses.
+    pub grammar_specials: Vec<u32>,
+    /// The tools' names, in tool order.
+    pub tools: Vec<String>,
+    /// The vocabulary compiled against.
+    pub vocab: VocabMeta,
+    /// The options that shaped the grammar.
+    pub options: OptionsMeta,
+    /// Over-approximations made under `--relax`, one line each.
+    pub relaxed: Vec<String>,
+    /// The region tree, one entry per region in id order; absent under
+    /// `--no-regions` (read it with [`Meta::regions`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub regions: Option<Vec<RegionMeta>>,
+    /// Each state's regions; present with `regions`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_regions: Option<StateRegions>,
+}
+
+/// META's `vocab`: what the tokenizer was.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct VocabMeta {
+    /// Where the vocabulary came from, for people (a file name, or the
+    /// built-in's name). The runtime's loader reads this key.
+    pub label: String,
+    /// The tokenizer family, e.g. `byte-level BPE`.
+    pub kind: String,
+    /// Whether the tokenizer prefixes text with a space.
+    pub leading_space: bool,
+    /// Special tokens' names by id.
+    pub specials: BTreeMap<u32, String>,
+}
+
+/// META's `options`: the JSON lowering options and the default budget.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+#[allow(missing_docs)] // each is the `JsonOptions` field of the same name
+pub struct OptionsMeta {
+    pub max_ws: u32,
+    pub max_depth: usize,
+    pub open_objects: bool,
+    pub any_order: usize,
+    pub max_recursion: usize,
+    pub any_depth: usize,
+    pub max_count: u32,
+    pub relax: bool,
+    /// `--max-tokens`, the budget every matcher starts with.
+    pub max_tokens: Option<u32>,
+}
+
+/// One region of META's region tree: `{"kind": ..., <fields>, "parent": p}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RegionMeta {
+    /// What part of a call the region is.
+    #[serde(flatten)]
+    pub kind: RegionKind,
+    /// The region it occurs in (the root's is itself, [`FORMAT`]).
+    pub parent: u32,
+}
+
+/// A region's `kind` and the fields that go with it: [`Tag`] spelled for
+/// META, with `format` for the root.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+#[allow(missing_docs)] // the fields are those of `Tag`'s variant of the same name
+pub enum RegionKind {
+    /// The root: text the format itself writes.
+    Format,
+    /// See [`Tag::Text`].
+    Text { rule: String },
+    /// See [`Tag::Name`].
+    Name,
+    /// See [`Tag::Call`].
+    Call { tools: Vec<u32> },
+    /// See [`Tag::Args`].
+    Args { tools: Vec<u32> },
+    /// See [`Tag::Key`].
+    Key { name: String },
+    /// See [`Tag::Value`].
+    Value {
+        name: String,
+        #[serde(rename = "type")]
+        ty: String,
+    },
+}
+
+/// META's `state_regions`: each distinct set of regions once (`sets`), and
+/// each state's set by index (`states`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StateRegions {
+    /// The distinct sets of regions, each sorted.
+    pub sets: Vec<Vec<u32>>,
+    /// Per state, an index into `sets`.
+    pub states: Vec<usize>,
+}
+
+impl Meta {
+    /// Reads META's text (`Grammar::metadata`).
+    pub fn from_artifact_text(text: &str) -> Result<Meta, String> {
+        serde_json::from_str(text).map_err(|e| e.to_string())
+    }
+
+    /// META's text as the artifact stores it (compact JSON).
+    pub fn to_json_string(&self) -> String {
+        serde_json::to_string(self).expect("META holds only strings, numbers and lists")
+    }
+
+    /// Sets the region tree and each state's regions (`labels`, by state).
+    pub(crate) fn set_regions(&mut self, regions: &[Region], labels: &[Vec<u32>]) {
+        self.regions = Some(regions.iter().map(RegionMeta::from).collect());
+        let mut ids: std::collections::HashMap<&[u32], usize> = std::collections::HashMap::new();
+        let mut sets = Vec::new();
+        let states = labels
+            .iter()
+            .map(|l| {
+                *ids.entry(l.as_slice()).or_insert_with(|| {
+                    sets.push(l.clone());
+                    sets.len() - 1
+                })
+            })
+            .collect();
+        self.state_regions = Some(StateRegions { sets, states });
+    }
+
+    /// The region tree and each of the `n_states` states' regions, checked
+    /// (parents before children, indices in range); `None` when the
+    /// artifact was compiled without them (`--no-regions`).
+    pub fn regions(&self, n_states: usize) -> Result<Option<(Vec<Region>, Vec<Vec<u32>>)>, String> {
+        let Some(list) = &self.regions else {
+            return Ok(None);
+        };
+        let mut regions = Vec::with_capacity(list.len());
+        for (i, r) in list.iter().enumerate() {
+            if r.parent as usize >= list.len() {
+                return Err(format!("region {i}: no valid parent"));
+            }
+            if i > 0 && r.parent as usize >= i {
+                return Err(format!("region {i}: its parent comes after it"));
+            }
+            regions.push(Region {
+                parent: r.parent,
+                tag: r.kind.clone().into(),
+            });
+        }
+        if regions.is_empty() {
+            return Err("\"regions\" is empty".into());
+        }
+        let labels = self.state_labels(n_states, regions.len())?;
+        Ok(Some((regions, labels)))
+    }
+
+    /// Each state's regions from `state_regions`, checked against the
+    /// artifact's state count and the number of regions.
+    fn state_labels(&self, n_states: usize, n_regions: usize) -> Result<Vec<Vec<u32>>, String> {
+        let Some(sr) = &self.state_regions else {
+            return Err("\"state_regions\": bad \"sets\"".into());
+        };
+        if sr.sets.iter().flatten().any(|&r| r as usize >= n_regions) {
+            return Err("\"state_regions\": bad \"sets\"".into());
+        }
+        if sr.states.len() != n_states {
+            return Err(format!(
+                "\"state_regions\" lists {} states, the artifact has {n_states}",
+                sr.states.len()
+            ));
+        }
+        sr.states
+            .iter()
+            .map(|&i| {
+                sr.sets
+                    .get(i)
+                    .cloned()
+                    .ok_or_else(|| "\"state_regions\": a state names no set".to_string())
+            })
+            .collect()
+    }
+}
+
+impl From<&Region> for RegionMeta {
+    fn from(r: &Region) -> RegionMeta {
+        let kind = match r.tag.clone() {
+            None => RegionKind::Format,
+            Some(Tag::Text { rule }) => RegionKind::Text { rule },
+            Some(Tag::Name) => RegionKind::Name,
+            Some(Tag::Call { tools }) => RegionKind::Call { tools },
+            Some(Tag::Args { tools }) => RegionKind::Args { tools },
+            Some(Tag::Key { name }) => RegionKind::Key { name },
+            Some(Tag::Value { name, ty }) => RegionKind::Value { name, ty },
+        };
+        RegionMeta {
+            kind,
+            parent: r.parent,
+        }
+    }
+}
+
+impl From<RegionKind> for Option<Tag> {
+    fn from(k: RegionKind) -> Option<Tag> {
+        Some(match k {
+            RegionKind::Format => return None,
+            RegionKind::Text { rule } => Tag::Text { rule },
+            RegionKind::Name => Tag::Name,
+            RegionKind::Call { tools } => Tag::Call { tools },
+            RegionKind::Args { tools } => Tag::Args { tools },
+            RegionKind::Key { name } => Tag::Key { name },
+            RegionKind::Value { name, ty } => Tag::Value { name, ty },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regions_read_back_as_written() {
+        let regions = vec![
+            Region::root(),
+            Region {
+                parent: FORMAT,
+                tag: Some(Tag::Name),
+            },
+            Region {
+                parent: 1,
+                tag: Some(Tag::Value {
+                    name: "city".into(),
+                    ty: "string".into(),
+                }),
+            },
+        ];
+        let labels = vec![vec![], vec![0], vec![1, 2], vec![0]];
+        let mut meta = Meta::default();
+        meta.set_regions(&regions, &labels);
+        let text = meta.to_json_string();
+        assert!(text.ends_with(
+            r#""regions":[{"kind":"format","parent":0},{"kind":"name","parent":0},{"kind":"value","name":"city","type":"string","parent":1}],"state_regions":{"sets":[[],[0],[1,2]],"states":[0,1,2,1]}}"#
+        ), "{text}");
+        let back = Meta::from_artifact_text(&text).unwrap();
+        assert_eq!(back, meta);
+        assert_eq!(back.regions(4).unwrap(), Some((regions, labels)));
+        assert!(back.regions(5).is_err());
+    }
+
+    #[test]
+    fn an_artifact_without_regions_reads() {
+        let meta = Meta::from_artifact_text(r#"{"format":"react","tools":["a"]}"#).unwrap();
+        assert_eq!(meta.tools, ["a"]);
+        assert_eq!(meta.regions(3).unwrap(), None);
+    }
+}
