@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use serde_json::Value;
+use tooldec_cli::graphviz;
 use tooldec_cli::view::draw::{self, DrawOptions};
 use tooldec_cli::view::{Tokenizer, View};
 use tooldec_compiler::vocab::Vocab;
@@ -101,7 +102,7 @@ fn dot_installed() -> bool {
 
 /// When `dot` is installed, it must render `text`.
 fn check_with_dot(what: &str, text: &str) {
-    match draw::svg(text) {
+    match graphviz::svg(text) {
         Ok(Some(svg)) => assert!(svg.contains("<svg"), "{what}: dot wrote no SVG"),
         Ok(None) => {}
         Err(e) => panic!("{what}: dot refused the DOT: {e}\n{text}"),
@@ -589,7 +590,7 @@ fn the_readme_picture_is_current() {
 fn regenerate_readme_picture() {
     let text = readme_dot();
     std::fs::write(root().join(README_DOT), &text).unwrap();
-    let svg = draw::svg(&text)
+    let svg = graphviz::svg(&text)
         .unwrap()
         .expect("the `dot` program (graphviz) is needed to write the SVG");
     std::fs::write(root().join(README_SVG), svg).unwrap();

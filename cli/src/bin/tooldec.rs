@@ -217,7 +217,7 @@ fn run(cmd: Command) -> Result<bool, Error> {
                 Some(out) => {
                     std::fs::write(&out, &dot).map_err(|e| io_err(&out, "cannot write", e))?;
                     let svg_path = out.with_extension("svg");
-                    match draw::svg(&dot)? {
+                    match tooldec_cli::graphviz::svg(&dot)? {
                         Some(svg) => {
                             std::fs::write(&svg_path, svg)
                                 .map_err(|e| io_err(&svg_path, "cannot write", e))?;
