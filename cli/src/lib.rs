@@ -5,5 +5,7 @@
 //! library and this crate, and own the terminal; the compiler library
 //! prints nothing and runs no program.
 
+#![deny(missing_docs)]
+
 pub mod graphviz;
 pub mod view;

@@ -437,24 +437,12 @@ fn without_regions_the_machine_is_the_same() {
     assert!(e.report.contains("incomplete"), "{}", e.report);
 }
 
-/// `$TOOLDEC_DATA` (relative paths from the workspace root), or `None`
-/// when unset: the real-data test then says so and skips.
-fn data_dir() -> Option<PathBuf> {
-    let raw = std::env::var_os("TOOLDEC_DATA").filter(|v| !v.is_empty())?;
-    let p = PathBuf::from(raw);
-    Some(if p.is_absolute() || p.exists() {
-        p
-    } else {
-        root().join(p)
-    })
-}
-
 /// With a real tokenizer.json (Qwen2.5, whose `<tool_call>` is a special
 /// token): `explain --tokenizer` tokenizes as the model would, special
 /// tokens included, and refuses another model's tokenizer by fingerprint.
 #[test]
 fn explain_with_a_real_tokenizer() {
-    let Some(data) = data_dir() else {
+    let Some(data) = tooldec_testkit::data_dir() else {
         eprintln!("TOOLDEC_DATA unset: skipping explain_with_a_real_tokenizer");
         return;
     };

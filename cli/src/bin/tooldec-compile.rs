@@ -1,6 +1,8 @@
 //! `tooldec-compile TOOLS.json -o OUT.tdm`: the command-line front end.
-//! Flags are parsed into [`Args`], resolved into compiler [`Options`], and
-//! the summary is printed from the compiler's [`Report`].
+//! Flags are parsed into [`Args`] (what the user typed), resolved into a
+//! [`Job`] (what we will do: the tool list, compiler [`Options`], the
+//! vocabulary and the output), and the summary is printed from the
+//! compiler's [`Report`].
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -128,7 +130,8 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    match run(&args) {
+    let started = Instant::now();
+    match Job::resolve(&args).and_then(|job| job.run(started)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
@@ -137,112 +140,172 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: &Args) -> Result<(), Error> {
-    let started = Instant::now();
-    let opts = Options {
-        format: match &args.entry {
-            Some(entry) => CallFormat::load(&args.format)?.only_entry(entry)?,
-            None => CallFormat::load(&args.format)?,
-        },
-        json: JsonOptions {
-            max_ws: args.max_ws,
-            max_depth: args.max_depth,
-            open_objects: args.open_objects,
-            any_order: args.any_order,
-            max_recursion: args.max_recursion,
-            any_depth: args.any_depth,
-            max_count: args.max_count,
-            relax: args.relax,
-        },
-        max_states: args.max_states,
-        max_nfa_states: args.max_nfa_states,
-        vocab_size: args.vocab_size,
-        zstd_level: (!args.uncompressed).then_some(args.zstd_level),
-        threads: args.threads,
-        max_tokens: args.max_tokens,
-        regions: !args.no_regions,
-    };
-    let shown = args.tools.display().to_string();
-    let text = std::fs::read_to_string(&args.tools)
-        .map_err(|e| Error::new(ErrorKind::Io, format!("{shown}: cannot read: {e}")))?;
-    let tools = spec::parse_with(
-        &shown,
-        &text,
-        &spec::ParseOptions {
-            dialect: args.dialect.parse()?,
-            collisions: if args.rename_collisions {
-                spec::Collisions::Rename
-            } else {
-                spec::Collisions::Error
+/// Where the vocabulary comes from.
+enum VocabSource {
+    /// A GGUF model file's tokenizer.
+    Gguf(PathBuf),
+    /// A Hugging Face tokenizer.json.
+    TokenizerJson(PathBuf),
+    /// The built-in GPT-2 vocabulary.
+    Builtin,
+}
+
+/// What to write.
+enum Output {
+    /// The grammar as one regular expression, on standard output.
+    Regex,
+    /// The artifact, at this path.
+    Artifact(PathBuf),
+}
+
+/// What `tooldec-compile` will do: the flags resolved into the tool list,
+/// compiler [`Options`], a vocabulary source and an output.
+struct Job {
+    tools: spec::ToolSet,
+    opts: Options,
+    vocab: VocabSource,
+    /// `--eos`, as typed (strings or ids).
+    eos: Vec<String>,
+    output: Output,
+    quiet: bool,
+}
+
+impl Job {
+    /// Resolves `args`: loads the call format and reads the tool list.
+    fn resolve(args: &Args) -> Result<Job, Error> {
+        let opts = Options {
+            format: match &args.entry {
+                Some(entry) => CallFormat::load(&args.format)?.only_entry(entry)?,
+                None => CallFormat::load(&args.format)?,
             },
-        },
-    )?;
-
-    let quiet = args.quiet;
-    let mut progress = |p: Progress| {
-        if quiet {
-            return;
-        }
-        let mut err = std::io::stderr().lock();
-        match p {
-            Progress::Start(name) => {
-                let _ = write!(err, "  {name:<12}...");
+            json: JsonOptions {
+                max_ws: args.max_ws,
+                max_depth: args.max_depth,
+                open_objects: args.open_objects,
+                any_order: args.any_order,
+                max_recursion: args.max_recursion,
+                any_depth: args.any_depth,
+                max_count: args.max_count,
+                relax: args.relax,
+            },
+            max_states: args.max_states,
+            max_nfa_states: args.max_nfa_states,
+            vocab_size: args.vocab_size,
+            zstd_level: (!args.uncompressed).then_some(args.zstd_level),
+            threads: args.threads,
+            max_tokens: args.max_tokens,
+            regions: !args.no_regions,
+        };
+        let shown = args.tools.display().to_string();
+        let text = std::fs::read_to_string(&args.tools)
+            .map_err(|e| Error::new(ErrorKind::Io, format!("{shown}: cannot read: {e}")))?;
+        let tools = spec::parse_with(
+            &shown,
+            &text,
+            &spec::ParseOptions {
+                dialect: args.dialect.parse()?,
+                collisions: if args.rename_collisions {
+                    spec::Collisions::Rename
+                } else {
+                    spec::Collisions::Error
+                },
+            },
+        )?;
+        let vocab = match &args.tokenizer {
+            Some(path) if tooldec_compiler::vocab::is_gguf(path) => VocabSource::Gguf(path.clone()),
+            Some(path) => VocabSource::TokenizerJson(path.clone()),
+            None => VocabSource::Builtin,
+        };
+        // Without --print-regex, clap requires -o.
+        let output = match (&args.output, args.print_regex) {
+            (_, true) => Output::Regex,
+            (Some(path), false) => Output::Artifact(path.clone()),
+            (None, false) => {
+                return Err(Error::new(ErrorKind::Usage, "no output file (-o OUT.tdm)"))
             }
-            Progress::Done(_, d) => {
-                let _ = writeln!(err, " {:.1?}", d);
-            }
-        }
-        let _ = err.flush();
-    };
-    progress(Progress::Start("vocab"));
-    let t = Instant::now();
-    let vocab = match &args.tokenizer {
-        Some(path) if tooldec_compiler::vocab::is_gguf(path) => Vocab::from_gguf(path, &args.eos)?,
-        Some(path) => Vocab::from_tokenizer_json(path, &args.eos)?,
-        None => {
-            let mut v = Vocab::builtin_gpt2()?;
-            if !args.eos.is_empty() {
-                let ids = args
-                    .eos
-                    .iter()
-                    .map(|e| v.resolve(e))
-                    .collect::<Result<Vec<_>, _>>();
-                let ids = ids.map_err(|e| Error::new(ErrorKind::Vocab, e))?;
-                v = Vocab::from_tokens(v.tokens, ids, &v.label)?;
-            }
-            v
-        }
-    };
-    let vocab_time = t.elapsed();
-    progress(Progress::Done("vocab", vocab_time));
-
-    if args.print_regex {
-        let rx = tooldec_compiler::regex(&tools, &opts, &vocab)?;
-        let mut out = std::io::stdout().lock();
-        return writeln!(out, "{rx}")
-            .map_err(|e| Error::new(ErrorKind::Io, format!("standard output: {e}")));
-    }
-    let Some(output) = &args.output else {
-        return Err(Error::new(ErrorKind::Usage, "no output file (-o OUT.tdm)"));
-    };
-
-    let compiled = compile(&tools, &vocab, &opts, &mut progress)?;
-    std::fs::write(output, &compiled.artifact).map_err(|e| {
-        Error::new(
-            ErrorKind::Io,
-            format!("{}: cannot write: {e}", output.display()),
-        )
-    })?;
-    if !quiet {
-        print_summary(
-            &compiled.report,
-            &vocab,
-            vocab_time,
-            started.elapsed(),
+        };
+        Ok(Job {
+            tools,
+            opts,
+            vocab,
+            eos: args.eos.clone(),
             output,
-        );
+            quiet: args.quiet,
+        })
     }
-    Ok(())
+
+    /// Loads the vocabulary, compiles, writes and prints the summary
+    /// (timed from `started`).
+    fn run(&self, started: Instant) -> Result<(), Error> {
+        let quiet = self.quiet;
+        let mut progress = |p: Progress| {
+            if quiet {
+                return;
+            }
+            let mut err = std::io::stderr().lock();
+            match p {
+                Progress::Start(name) => {
+                    let _ = write!(err, "  {name:<12}...");
+                }
+                Progress::Done(_, d) => {
+                    let _ = writeln!(err, " {:.1?}", d);
+                }
+            }
+            let _ = err.flush();
+        };
+        progress(Progress::Start("vocab"));
+        let t = Instant::now();
+        let vocab = self.load_vocab()?;
+        let vocab_time = t.elapsed();
+        progress(Progress::Done("vocab", vocab_time));
+
+        let output = match &self.output {
+            Output::Regex => {
+                let rx = tooldec_compiler::regex(&self.tools, &self.opts, &vocab)?;
+                let mut out = std::io::stdout().lock();
+                return writeln!(out, "{rx}")
+                    .map_err(|e| Error::new(ErrorKind::Io, format!("standard output: {e}")));
+            }
+            Output::Artifact(path) => path,
+        };
+        let compiled = compile(&self.tools, &vocab, &self.opts, &mut progress)?;
+        std::fs::write(output, &compiled.artifact).map_err(|e| {
+            Error::new(
+                ErrorKind::Io,
+                format!("{}: cannot write: {e}", output.display()),
+            )
+        })?;
+        if !quiet {
+            print_summary(
+                &compiled.report,
+                &vocab,
+                vocab_time,
+                started.elapsed(),
+                output,
+            );
+        }
+        Ok(())
+    }
+
+    fn load_vocab(&self) -> Result<Vocab, Error> {
+        Ok(match &self.vocab {
+            VocabSource::Gguf(path) => Vocab::from_gguf(path, &self.eos)?,
+            VocabSource::TokenizerJson(path) => Vocab::from_tokenizer_json(path, &self.eos)?,
+            VocabSource::Builtin => {
+                let mut v = Vocab::builtin_gpt2()?;
+                if !self.eos.is_empty() {
+                    let ids = self
+                        .eos
+                        .iter()
+                        .map(|e| v.resolve(e))
+                        .collect::<Result<Vec<_>, _>>();
+                    let ids = ids.map_err(|e| Error::new(ErrorKind::Vocab, e))?;
+                    v = Vocab::from_tokens(v.tokens, ids, &v.label)?;
+                }
+                v
+            }
+        })
+    }
 }
 
 fn print_summary(

@@ -1,10 +1,13 @@
-//! `tooldec inspect | explain | draw`: seeing a compiled machine.
+//! `tooldec inspect | explain | draw`: seeing a compiled machine. Each
+//! subcommand's flags are parsed into its own struct, then turned into
+//! what the view code takes; all printing happens here.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
+use tooldec_cli::graphviz;
 use tooldec_cli::view::{draw, explain, inspect, Tokenizer, View};
 use tooldec_compiler::vocab::Vocab;
 use tooldec_compiler::CallFormat;
@@ -23,69 +26,87 @@ struct Cli {
 enum Command {
     /// The artifact's header, tools, state and mask counts and bytes per
     /// section; with --state, one state's place and allowed tokens.
-    Inspect {
-        /// The artifact (.tdm).
-        artifact: PathBuf,
-        /// List the tokens this state allows, grouped by where they lead.
-        #[arg(long, value_name = "N")]
-        state: Option<u32>,
-        /// With --state: the mask for this many tokens left.
-        #[arg(long, value_name = "N", requires = "state")]
-        budget: Option<u32>,
-    },
+    Inspect(InspectArgs),
     /// Walk a text (or token ids) through the machine: exit 0 when it is
     /// accepted, else report the first refused token, where it was and
     /// what was allowed there.
-    Explain {
-        /// The artifact (.tdm).
-        artifact: PathBuf,
-        /// A file holding the text ("-": standard input).
-        file: Option<PathBuf>,
-        /// The text itself.
-        #[arg(long, conflicts_with_all = ["file", "tokens"])]
-        text: Option<String>,
-        /// Token ids, comma-separated, instead of a text.
-        #[arg(long, value_name = "IDS", conflicts_with = "file")]
-        tokens: Option<String>,
-        /// The artifact's tokenizer.json (not needed for the built-in GPT-2
-        /// vocabulary); it must have the artifact's vocabulary fingerprint.
-        #[arg(long, value_name = "PATH")]
-        tokenizer: Option<PathBuf>,
-        /// The entry point to start from (default: the artifact's first).
-        #[arg(long, value_name = "NAME")]
-        entry: Option<String>,
-    },
+    Explain(ExplainArgs),
     /// Graphviz DOT of the machine (and SVG next to it when the `dot`
     /// program is installed): the format, the tool-name trie with token
     /// edges, one node per parameter; --tool expands one tool.
-    Draw {
-        /// An artifact (.tdm), or a tool list to compile first.
-        input: PathBuf,
-        /// Where to write the DOT (default: standard output); OUT.svg is
-        /// written beside it when `dot` is installed.
-        #[arg(short, long, value_name = "OUT.dot")]
-        output: Option<PathBuf>,
-        /// Draw this tool's argument machine state by state; TOOL.PARAM
-        /// draws one parameter (for machines too big to read whole).
-        #[arg(long, value_name = "NAME")]
-        tool: Option<String>,
-        /// A tokenizer.json: the vocabulary to compile a tool list with, and
-        /// the tokenizer of the name trie's token edges.
-        #[arg(long, value_name = "PATH")]
-        tokenizer: Option<PathBuf>,
-        /// For a tool list: the call format (as tooldec-compile --format).
-        #[arg(long, default_value = "react")]
-        format: String,
-        /// For a tool list: its dialect (as tooldec-compile --dialect).
-        #[arg(long, value_name = "NAME", default_value = "auto")]
-        dialect: String,
-    },
+    Draw(DrawArgs),
+}
+
+/// `tooldec inspect`'s flags.
+#[derive(Args, Debug)]
+struct InspectArgs {
+    /// The artifact (.tdm).
+    artifact: PathBuf,
+    /// List the tokens this state allows, grouped by where they lead.
+    #[arg(long, value_name = "N")]
+    state: Option<u32>,
+    /// With --state: the mask for this many tokens left.
+    #[arg(long, value_name = "N", requires = "state")]
+    budget: Option<u32>,
+}
+
+/// `tooldec explain`'s flags.
+#[derive(Args, Debug)]
+struct ExplainArgs {
+    /// The artifact (.tdm).
+    artifact: PathBuf,
+    /// A file holding the text ("-": standard input).
+    file: Option<PathBuf>,
+    /// The text itself.
+    #[arg(long, conflicts_with_all = ["file", "tokens"])]
+    text: Option<String>,
+    /// Token ids, comma-separated, instead of a text.
+    #[arg(long, value_name = "IDS", conflicts_with = "file")]
+    tokens: Option<String>,
+    /// The artifact's tokenizer.json (not needed for the built-in GPT-2
+    /// vocabulary); it must have the artifact's vocabulary fingerprint.
+    #[arg(long, value_name = "PATH")]
+    tokenizer: Option<PathBuf>,
+    /// The entry point to start from (default: the artifact's first).
+    #[arg(long, value_name = "NAME")]
+    entry: Option<String>,
+}
+
+/// `tooldec draw`'s flags.
+#[derive(Args, Debug)]
+struct DrawArgs {
+    /// An artifact (.tdm), or a tool list to compile first.
+    input: PathBuf,
+    /// Where to write the DOT (default: standard output); OUT.svg is
+    /// written beside it when `dot` is installed.
+    #[arg(short, long, value_name = "OUT.dot")]
+    output: Option<PathBuf>,
+    /// Draw this tool's argument machine state by state; TOOL.PARAM
+    /// draws one parameter (for machines too big to read whole).
+    #[arg(long, value_name = "NAME")]
+    tool: Option<String>,
+    /// A tokenizer.json: the vocabulary to compile a tool list with, and
+    /// the tokenizer of the name trie's token edges.
+    #[arg(long, value_name = "PATH")]
+    tokenizer: Option<PathBuf>,
+    /// For a tool list: the call format (as tooldec-compile --format).
+    #[arg(long, default_value = "react")]
+    format: String,
+    /// For a tool list: its dialect (as tooldec-compile --dialect).
+    #[arg(long, value_name = "NAME", default_value = "auto")]
+    dialect: String,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli.command) {
+    let ran = match cli.command {
+        Command::Inspect(args) => inspect(args).map(|()| true),
+        Command::Explain(args) => explain(args),
+        Command::Draw(args) => draw(args).map(|()| true),
+    };
+    match ran {
         Ok(true) => ExitCode::SUCCESS,
+        // explain refused the text.
         Ok(false) => ExitCode::from(1),
         Err(e) => {
             eprintln!("error: {e}");
@@ -112,127 +133,118 @@ fn print(text: &str) -> Result<(), Error> {
         .map_err(|e| Error::new(ErrorKind::Io, format!("standard output: {e}")))
 }
 
-/// Runs a command; `Ok(false)` when explain refuses the text.
-fn run(cmd: Command) -> Result<bool, Error> {
-    match cmd {
-        Command::Inspect {
-            artifact,
-            state,
-            budget,
-        } => {
-            let (a, file_bytes) = open(&artifact)?;
-            let name = artifact.display().to_string();
-            let v = View::new(a.grammar(), &name)?;
-            let text = match state {
-                Some(s) => inspect::state(&v, s, budget)?,
-                None => inspect::inspect(
-                    &v,
-                    &inspect::Source {
-                        name: &name,
-                        file_bytes,
-                        payload: a.payload(),
-                    },
-                ),
+fn inspect(args: InspectArgs) -> Result<(), Error> {
+    let (a, file_bytes) = open(&args.artifact)?;
+    let name = args.artifact.display().to_string();
+    let v = View::new(a.grammar(), &name)?;
+    let text = match args.state {
+        Some(s) => inspect::state(&v, s, args.budget)?,
+        None => inspect::inspect(
+            &v,
+            &inspect::Source {
+                name: &name,
+                file_bytes,
+                payload: a.payload(),
+            },
+        ),
+    };
+    print(&text)
+}
+
+/// What explain walks: the text's tokens or the ids given, and where they
+/// came from.
+struct Walk {
+    ids: Vec<u32>,
+    source: String,
+}
+
+/// `Ok(false)` when the machine refuses the text.
+fn explain(args: ExplainArgs) -> Result<bool, Error> {
+    let (a, _) = open(&args.artifact)?;
+    let v = View::new(a.grammar(), &args.artifact.display().to_string())?;
+    let walk = match args.tokens {
+        Some(list) => Walk {
+            ids: parse_ids(&list, v.g.vocab_size())?,
+            source: "--tokens".to_string(),
+        },
+        None => {
+            let text = read_text(args.text, args.file)?;
+            let tok = Tokenizer::for_artifact(&v, args.tokenizer.as_deref())?;
+            let source = match &args.tokenizer {
+                Some(p) => format!("tokenized with {}", p.display()),
+                None => format!("tokenized with {}", v.vocab_label()),
             };
-            print(&text)?;
-            Ok(true)
-        }
-        Command::Explain {
-            artifact,
-            file,
-            text,
-            tokens,
-            tokenizer,
-            entry,
-        } => {
-            let (a, _) = open(&artifact)?;
-            let v = View::new(a.grammar(), &artifact.display().to_string())?;
-            let (ids, source) = match (tokens, text, file) {
-                (Some(list), _, _) => (parse_ids(&list, v.g.vocab_size())?, "--tokens".to_string()),
-                (None, text, file) => {
-                    let text = match (text, file) {
-                        (Some(t), _) => t,
-                        (None, Some(f)) if f.as_os_str() == "-" => {
-                            let mut s = String::new();
-                            std::io::stdin().read_to_string(&mut s).map_err(|e| {
-                                Error::new(ErrorKind::Io, format!("standard input: {e}"))
-                            })?;
-                            s
-                        }
-                        (None, Some(f)) => {
-                            std::fs::read_to_string(&f).map_err(|e| io_err(&f, "cannot read", e))?
-                        }
-                        (None, None) => {
-                            return Err(Error::new(
-                                ErrorKind::Usage,
-                                "nothing to explain: give a FILE, --text TEXT or --tokens IDS",
-                            ))
-                        }
-                    };
-                    let tok = Tokenizer::for_artifact(&v, tokenizer.as_deref())?;
-                    let source = match &tokenizer {
-                        Some(p) => format!("tokenized with {}", p.display()),
-                        None => format!("tokenized with {}", v.meta_str("/vocab/label")),
-                    };
-                    (tok.encode(&text)?, source)
-                }
-            };
-            let e = explain::explain(&v, entry.as_deref(), &ids, &source);
-            print(&e.report)?;
-            Ok(e.accepted)
-        }
-        Command::Draw {
-            input,
-            output,
-            tool,
-            tokenizer,
-            format,
-            dialect,
-        } => {
-            let bytes = std::fs::read(&input).map_err(|e| io_err(&input, "cannot read", e))?;
-            let artifact = if looks_like_artifact(&bytes) {
-                Artifact::from_bytes(&bytes).map_err(|e| {
-                    Error::new(ErrorKind::Artifact, format!("{}: {e}", input.display()))
-                })?
-            } else {
-                compile_tools(&input, &bytes, tokenizer.as_deref(), &format, &dialect)?
-            };
-            let v = View::new(artifact.grammar(), &input.display().to_string())?;
-            let tok = match Tokenizer::for_artifact(&v, tokenizer.as_deref()) {
-                Ok(t) => Some(t),
-                // Without the tokenizer the trie's token edges are the
-                // longest matches over the artifact's own tokens.
-                Err(e) if e.kind() == ErrorKind::Usage && tokenizer.is_none() => None,
-                Err(e) => return Err(e),
-            };
-            let dot = draw::dot(
-                &v,
-                &draw::DrawOptions {
-                    tool: tool.as_deref(),
-                    tokenizer: tok.as_ref(),
-                },
-            )?;
-            match output {
-                None => print(&dot)?,
-                Some(out) => {
-                    std::fs::write(&out, &dot).map_err(|e| io_err(&out, "cannot write", e))?;
-                    let svg_path = out.with_extension("svg");
-                    match tooldec_cli::graphviz::svg(&dot)? {
-                        Some(svg) => {
-                            std::fs::write(&svg_path, svg)
-                                .map_err(|e| io_err(&svg_path, "cannot write", e))?;
-                            eprintln!("wrote {} and {}", out.display(), svg_path.display());
-                        }
-                        None => eprintln!(
-                            "wrote {} (no SVG: the Graphviz `dot` program is not installed)",
-                            out.display()
-                        ),
-                    }
-                }
+            Walk {
+                ids: tok.encode(&text)?,
+                source,
             }
-            Ok(true)
         }
+    };
+    let e = explain::explain(&v, args.entry.as_deref(), &walk.ids, &walk.source);
+    print(&e.report)?;
+    Ok(e.accepted)
+}
+
+/// The text to explain: `--text`, or FILE ("-": standard input).
+fn read_text(text: Option<String>, file: Option<PathBuf>) -> Result<String, Error> {
+    match (text, file) {
+        (Some(t), _) => Ok(t),
+        (None, Some(f)) if f.as_os_str() == "-" => {
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .map_err(|e| Error::new(ErrorKind::Io, format!("standard input: {e}")))?;
+            Ok(s)
+        }
+        (None, Some(f)) => std::fs::read_to_string(&f).map_err(|e| io_err(&f, "cannot read", e)),
+        (None, None) => Err(Error::new(
+            ErrorKind::Usage,
+            "nothing to explain: give a FILE, --text TEXT or --tokens IDS",
+        )),
     }
+}
+
+fn draw(args: DrawArgs) -> Result<(), Error> {
+    let input = &args.input;
+    let tokenizer = args.tokenizer.as_deref();
+    let bytes = std::fs::read(input).map_err(|e| io_err(input, "cannot read", e))?;
+    let artifact = if looks_like_artifact(&bytes) {
+        Artifact::from_bytes(&bytes)
+            .map_err(|e| Error::new(ErrorKind::Artifact, format!("{}: {e}", input.display())))?
+    } else {
+        compile_tools(input, &bytes, tokenizer, &args.format, &args.dialect)?
+    };
+    let v = View::new(artifact.grammar(), &input.display().to_string())?;
+    let tok = match Tokenizer::for_artifact(&v, tokenizer) {
+        Ok(t) => Some(t),
+        // Without the tokenizer the trie's token edges are the
+        // longest matches over the artifact's own tokens.
+        Err(e) if e.kind() == ErrorKind::Usage && tokenizer.is_none() => None,
+        Err(e) => return Err(e),
+    };
+    let dot = draw::dot(
+        &v,
+        &draw::DrawOptions {
+            tool: args.tool.as_deref(),
+            tokenizer: tok.as_ref(),
+        },
+    )?;
+    let Some(out) = args.output else {
+        return print(&dot);
+    };
+    std::fs::write(&out, &dot).map_err(|e| io_err(&out, "cannot write", e))?;
+    let svg_path = out.with_extension("svg");
+    match graphviz::svg(&dot)? {
+        Some(svg) => {
+            std::fs::write(&svg_path, svg).map_err(|e| io_err(&svg_path, "cannot write", e))?;
+            eprintln!("wrote {} and {}", out.display(), svg_path.display());
+        }
+        None => eprintln!(
+            "wrote {} (no SVG: the Graphviz `dot` program is not installed)",
+            out.display()
+        ),
+    }
+    Ok(())
 }
 
 /// An artifact starts with the envelope's skippable frame, a zstd frame

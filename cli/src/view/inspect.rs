@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use tooldec_runtime::layout;
 
-use super::{thousands, View};
+use super::{known, thousands, View};
 use tooldec_compiler::automaton::region::Tag;
 use tooldec_compiler::error::{Error, ErrorKind};
 
@@ -62,9 +62,17 @@ fn word(payload: &[u8], i: usize) -> u32 {
 
 /// The whole report.
 pub fn inspect(v: &View<'_>, src: &Source<'_>) -> String {
-    let g = &v.g;
     let mut out = String::new();
-    let o = &mut out;
+    header(&mut out, v, src);
+    counts(&mut out, v);
+    tools(&mut out, v);
+    sections(&mut out, src);
+    out
+}
+
+/// The artifact, its vocabulary, format, entries and default budget.
+fn header(o: &mut String, v: &View<'_>, src: &Source<'_>) {
+    let g = &v.g;
     let _ = writeln!(
         o,
         "artifact      {}: {} bytes; payload {} bytes; format version {}",
@@ -73,12 +81,12 @@ pub fn inspect(v: &View<'_>, src: &Source<'_>) -> String {
         thousands(src.payload.len() as u64),
         layout::VERSION
     );
-    let _ = writeln!(o, "generator     {}", v.meta_str("/generator"));
+    let _ = writeln!(o, "generator     {}", known(&v.meta.generator));
     let _ = writeln!(
         o,
         "vocabulary    {} ({}), {} tokens",
-        v.meta_str("/vocab/label"),
-        v.meta_str("/vocab/kind"),
+        v.vocab_label(),
+        known(&v.meta.vocab.kind),
         thousands(g.token_count() as u64)
     );
     let fp: String = g
@@ -107,7 +115,7 @@ pub fn inspect(v: &View<'_>, src: &Source<'_>) -> String {
         .map(|&t| format!("{t} {}", v.token(t)))
         .collect();
     let _ = writeln!(o, "eos           {}", eos.join(", "));
-    let _ = writeln!(o, "format        {}", v.meta_str("/format"));
+    let _ = writeln!(o, "format        {}", v.format_name());
     for (i, (name, state)) in g.entries().enumerate() {
         let shortest = g
             .distance(state)
@@ -133,7 +141,11 @@ pub fn inspect(v: &View<'_>, src: &Source<'_>) -> String {
             "budget        none by default (matchers can be given any budget)"
         ),
     };
+}
 
+/// States, masks and budget tiers, counted.
+fn counts(o: &mut String, v: &View<'_>) {
+    let g = &v.g;
     let n = g.state_count();
     let accepting = (1..n as u32).filter(|&s| g.is_accepting_state(s)).count();
     let _ = writeln!(
@@ -175,7 +187,10 @@ pub fn inspect(v: &View<'_>, src: &Source<'_>) -> String {
         "budget tiers  {} states have a smaller mask for a small budget",
         thousands(tiered as u64)
     );
+}
 
+/// Each tool's parameters and machine, and what `--relax` approximated.
+fn tools(o: &mut String, v: &View<'_>) {
     let _ = writeln!(o, "tools         {}", v.tools.len());
     if v.no_regions {
         let _ = writeln!(
@@ -188,14 +203,17 @@ pub fn inspect(v: &View<'_>, src: &Source<'_>) -> String {
     for (i, name) in v.tools.iter().enumerate() {
         let _ = writeln!(o, "  {name:<width$}  {}", tool_line(v, &census, i as u32));
     }
-    let relaxed = v.meta.get("relaxed").and_then(|r| r.as_array());
-    if let Some(r) = relaxed.filter(|r| !r.is_empty()) {
+    let r = &v.meta.relaxed;
+    if !r.is_empty() {
         let _ = writeln!(o, "relaxed       {} over-approximation(s):", r.len());
         for line in r {
-            let _ = writeln!(o, "  {}", line.as_str().unwrap_or("?"));
+            let _ = writeln!(o, "  {line}");
         }
     }
+}
 
+/// Bytes per section of the payload.
+fn sections(o: &mut String, src: &Source<'_>) {
     let _ = writeln!(o, "sections      bytes");
     let count = word(src.payload, 21) as usize;
     let total: u64 = src.payload.len() as u64;
@@ -221,7 +239,6 @@ pub fn inspect(v: &View<'_>, src: &Source<'_>) -> String {
             100.0 * len as f64 / total as f64
         );
     }
-    out
 }
 
 /// Per region, counted in one pass over the states: how many states lie

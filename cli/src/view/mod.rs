@@ -9,25 +9,28 @@ pub mod inspect;
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use tooldec_compiler::artifact::meta::Meta;
+use tooldec_compiler::automaton::region::{Region, Tag, FORMAT};
+use tooldec_compiler::{Error, ErrorKind};
+use tooldec_runtime::layout::reserved;
 use tooldec_runtime::Grammar;
-
-use tooldec_compiler::automaton::region::{self, Region, Tag, FORMAT};
-use tooldec_compiler::error::{Error, ErrorKind};
 
 /// How many tokens a group of allowed tokens shows by name.
 pub const SHOWN: usize = 8;
 
 /// A loaded artifact with its metadata read.
 pub struct View<'g> {
+    /// The artifact's tables.
     pub g: Grammar<'g>,
-    pub meta: Value,
+    /// The artifact's metadata (META).
+    pub meta: Meta,
+    /// The tools' names, in tool order.
     pub tools: Vec<String>,
+    /// The region tree, one entry per region in id order (the root alone
+    /// when the artifact has no region table).
     pub regions: Vec<Region>,
     /// Each state's regions (sorted); empty for the dead state.
     pub labels: Vec<Vec<u32>>,
-    /// Special tokens' names by id.
-    pub specials: BTreeMap<u32, String>,
     /// Set when the artifact has no region table (compiled by an older
     /// release): every state is then "the format".
     pub no_regions: bool,
@@ -37,63 +40,38 @@ impl<'g> View<'g> {
     /// Reads the metadata of `g`; `what` names the artifact in errors.
     pub fn new(g: Grammar<'g>, what: &str) -> Result<View<'g>, Error> {
         let bad = |m: String| Error::new(ErrorKind::Artifact, format!("{what}: metadata: {m}"));
-        let meta: Value = serde_json::from_str(g.metadata()).map_err(|e| bad(e.to_string()))?;
-        let tools = meta
-            .get("tools")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .map(|t| t.as_str().unwrap_or("?").to_string())
-                    .collect()
-            })
-            .unwrap_or_default();
-        let specials = meta
-            .pointer("/vocab/specials")
-            .and_then(Value::as_object)
-            .map(|o| {
-                o.iter()
-                    .filter_map(|(k, v)| Some((k.parse().ok()?, v.as_str()?.to_string())))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let meta = Meta::from_artifact_text(g.metadata()).map_err(bad)?;
         let n = g.state_count();
-        let (regions, labels, no_regions) = match meta.get("regions") {
-            Some(r) => {
-                let regions = region::from_json(r).map_err(bad)?;
-                let labels = region::states_from_json(
-                    meta.get("state_regions").unwrap_or(&Value::Null),
-                    n,
-                    regions.len(),
-                )
-                .map_err(bad)?;
-                (regions, labels, false)
-            }
+        let (regions, labels, no_regions) = match meta.regions(n).map_err(bad)? {
+            Some((regions, labels)) => (regions, labels, false),
             None => (vec![Region::root()], vec![vec![FORMAT]; n], true),
         };
         Ok(View {
+            tools: meta.tools.clone(),
             g,
             meta,
-            tools,
             regions,
             labels,
-            specials,
             no_regions,
         })
     }
 
-    pub fn meta_str(&self, pointer: &str) -> &str {
-        self.meta
-            .pointer(pointer)
-            .and_then(Value::as_str)
-            .unwrap_or("?")
+    /// The call format's name (`react`, ...), or `?` when META has none.
+    pub fn format_name(&self) -> &str {
+        known(&self.meta.format)
+    }
+
+    /// The vocabulary's label, or `?` when META has none.
+    pub fn vocab_label(&self) -> &str {
+        known(&self.meta.vocab.label)
     }
 
     /// A token for display: its text as a quoted string, or its special
     /// token's name in angle brackets.
     pub fn token(&self, t: u32) -> String {
         match self.g.token_bytes(t) {
-            Some(b) if b.first() != Some(&0xFF) && !b.is_empty() => quote(b),
-            _ => match self.specials.get(&t) {
+            Some(b) if b.first() != Some(&reserved::SPECIAL) && !b.is_empty() => quote(b),
+            _ => match self.meta.vocab.specials.get(&t) {
                 Some(name) => name.clone(),
                 None => format!("<id {t}>"),
             },
@@ -428,17 +406,16 @@ impl<'g> View<'g> {
         while i < bytes.len() {
             let j = bytes[i..]
                 .iter()
-                .position(|&b| b == 0xFF)
+                .position(|&b| b == reserved::SPECIAL)
                 .map_or(bytes.len(), |k| i + k);
             let q = quote(&bytes[i..j]);
             out.push_str(&q[1..q.len() - 1]);
-            if j + 4 <= bytes.len() {
-                let id = u32::from_be_bytes([0, bytes[j + 1], bytes[j + 2], bytes[j + 3]]);
-                match self.specials.get(&id) {
+            if let Some(id) = reserved::marked_id(&bytes[j..]) {
+                match self.meta.vocab.specials.get(&id) {
                     Some(name) => out.push_str(name),
                     None => out.push_str(&format!("<id {id}>")),
                 }
-                i = j + 4;
+                i = j + reserved::MARKER_BYTES;
             } else {
                 let q = quote(&bytes[j.min(bytes.len())..]);
                 out.push_str(&q[1..q.len() - 1]);
@@ -466,10 +443,21 @@ impl<'g> View<'g> {
     }
 }
 
+/// `s`, or `?` when META left it out (an artifact older than the key).
+pub(crate) fn known(s: &str) -> &str {
+    if s.is_empty() {
+        "?"
+    } else {
+        s
+    }
+}
+
 /// Allowed tokens that lead to the same place.
 #[derive(Debug, Clone)]
 pub struct Group {
+    /// Where they lead: "stay in X", "lead into Y", "end the output".
     pub what: String,
+    /// The tokens, in id order.
     pub tokens: Vec<u32>,
 }
 
@@ -530,7 +518,7 @@ impl Tokenizer {
         view: &View<'_>,
         path: Option<&std::path::Path>,
     ) -> Result<Tokenizer, Error> {
-        let label = view.meta_str("/vocab/label");
+        let label = view.vocab_label();
         let fp_hex = |fp: &[u8; 32]| fp.iter().map(|b| format!("{b:02x}")).collect::<String>();
         let Some(path) = path else {
             if label == BUILTIN_LABEL {

@@ -295,8 +295,8 @@ impl Ctx<'_, '_> {
         let what = &sel.what;
         let mut legend = vec![format!(
             "{what}, state by state ({} format, vocabulary {})",
-            view.meta_str("/format"),
-            view.meta_str("/vocab/label")
+            view.format_name(),
+            view.vocab_label()
         )];
         legend.push("circles: DFA states (their numbers); double circle: accepting; edges: the bytes they read".into());
         legend.push(format!("boxes: what comes before and after {what}"));

@@ -307,14 +307,14 @@ impl Ctx<'_, '_> {
         let view = self.view;
         let mut legend = vec![format!(
             "{} format, {} {}, vocabulary {}",
-            view.meta_str("/format"),
+            view.format_name(),
             view.tools.len(),
             if view.tools.len() == 1 {
                 "tool"
             } else {
                 "tools"
             },
-            view.meta_str("/vocab/label"),
+            view.vocab_label(),
         )];
         legend.push(if with_tokenizer {
             "tool names: one edge per token, each name split by the tokenizer on its own".into()
