@@ -33,7 +33,8 @@ use tooldec_compiler::{compile, spec, vocab::Vocab, ErrorKind, Options};
 use tooldec_runtime::{Artifact, Grammar};
 use tooldec_testkit::failures::{acceptable_refusal, report_failures, Failure};
 use tooldec_testkit::loaded::{cache_cell, tokenizer, Cache, Loaded};
-use tooldec_testkit::parsers::{self, toolkengpt, Calls};
+use tooldec_testkit::parsers::{self, Calls};
+use tooldec_testkit::toolkengpt;
 use tooldec_testkit::walk::{seed, SplitMix64, Walker};
 use tooldec_testkit::{
     bfcl, data_dir, data_file, parse_json, read_text, render, schema, walks_from_env,

@@ -24,10 +24,9 @@ use tooldec_compiler::{compile, spec, vocab::Vocab, ErrorKind, Options};
 use tooldec_runtime::Artifact;
 use tooldec_testkit::failures::{acceptable_refusal, report_failures, Failure};
 use tooldec_testkit::loaded::{cache_cell, eos_for, tokenizer, Cache, Loaded};
+use tooldec_testkit::parsers::react;
 use tooldec_testkit::walk::{seed, SplitMix64, Walker};
-use tooldec_testkit::{
-    bfcl, data_dir, data_file, react, render, schema, toolbench, walks_from_env,
-};
+use tooldec_testkit::{bfcl, data_dir, data_file, render, schema, toolbench, walks_from_env};
 
 const BFCL_MULTIPLE: &str = "tools/bfcl/BFCL_v4_multiple.json";
 const BFCL_MULTIPLE_ANSWERS: &str = "tools/bfcl/possible_answer/BFCL_v4_multiple.json";
@@ -72,6 +71,13 @@ struct Input {
     id: String,
     tools: Vec<Value>,
     text: String,
+}
+
+/// The one call of a ReAct text (the `start` entry: thought, one
+/// action), read by the format parser written apart from the grammar.
+fn react_call(text: &str) -> Result<(String, Value), String> {
+    let mut calls = react::parse_start(text)?;
+    Ok(calls.remove(0))
 }
 
 /// Skips (with a message) when TOOLDEC_DATA is unset; otherwise loads the
@@ -276,7 +282,7 @@ fn soundness(tok: &str) {
                 });
                 continue;
             }
-            match react::parse(&decoded).and_then(|(name, args)| {
+            match react_call(&decoded).and_then(|(name, args)| {
                 validators.check(&name, &args)?;
                 Ok((name, args))
             }) {
@@ -789,7 +795,7 @@ fn check_output(
             String::from_utf8_lossy(&bytes)
         ));
     }
-    let (name, args) = react::parse(&decoded).map_err(|e| format!("{e}\ndecoded: {decoded:?}"))?;
+    let (name, args) = react_call(&decoded).map_err(|e| format!("{e}\ndecoded: {decoded:?}"))?;
     validators
         .check(&name, &args)
         .map_err(|e| format!("{e}\ndecoded: {decoded:?}"))?;
@@ -1112,7 +1118,7 @@ fn toolbench_unique_apis_gpt2() {
         };
         let body = &tokens[..tokens.len() - 1];
         let decoded = hf.decode(body, false).unwrap_or_default();
-        match react::parse(&decoded).and_then(|(name, args)| {
+        match react_call(&decoded).and_then(|(name, args)| {
             validators.check(&name, &args)?;
             Ok(name)
         }) {

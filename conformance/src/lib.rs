@@ -16,7 +16,7 @@
 //! (the check a serving engine makes), then the token is walked; at the end
 //! the state must be accepting and the end-of-sequence token allowed.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -36,25 +36,9 @@ pub const MAX_STATES: usize = 200_000;
 /// Bound on NFA states per schema.
 pub const MAX_NFA_STATES: usize = 2_000_000;
 
-/// The environment variable naming the real-data directory.
-pub const DATA_ENV: &str = "TOOLDEC_DATA";
-
-/// The real-data directory, or `None` when `TOOLDEC_DATA` is unset or
-/// empty. A relative path is taken relative to the current directory when it
-/// exists there, else relative to the workspace root (so
-/// `TOOLDEC_DATA=../shared/data` works from the root and from `conformance/`).
-pub fn data_dir() -> Option<PathBuf> {
-    let raw = std::env::var_os(DATA_ENV)?;
-    if raw.is_empty() {
-        return None;
-    }
-    let p = PathBuf::from(raw);
-    if p.is_absolute() || p.exists() {
-        return Some(p);
-    }
-    let from_root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(&p);
-    Some(if from_root.exists() { from_root } else { p })
-}
+// The real-data directory: the test kit's, so that every crate reads
+// `TOOLDEC_DATA` the same way (see `tooldec_testkit::data`).
+pub use tooldec_testkit::{data_dir, DATA_ENV};
 
 /// The options of the report runs: JSON Schema's own meaning of a missing
 /// `additionalProperties` (open objects), no zstd, the state budgets, and
@@ -579,7 +563,7 @@ pub fn serializations(data: &Value, rank: &order::Rank) -> (Vec<String>, Vec<Str
         let c = serde_json::to_string(&v).expect("a JSON value serializes");
         if !compact.contains(&c) {
             compact.push(c);
-            spaced.push(order::spaced(&v));
+            spaced.push(tooldec_testkit::render::spaced(&v));
         }
     }
     (compact, spaced)

@@ -164,46 +164,11 @@ pub fn reorder(v: &Value, rank: &Rank) -> Value {
     }
 }
 
-/// JSON with one space after each `:` and `,` (Python's `json.dumps`
-/// default style): `{"a": 1, "b": [1, 2]}`.
-pub fn spaced(v: &Value) -> String {
-    let mut out = String::new();
-    spaced_into(v, &mut out);
-    out
-}
-
-fn spaced_into(v: &Value, out: &mut String) {
-    match v {
-        Value::Object(o) => {
-            out.push('{');
-            for (i, (k, x)) in o.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                out.push_str(&serde_json::to_string(k).expect("a string serializes"));
-                out.push_str(": ");
-                spaced_into(x, out);
-            }
-            out.push('}');
-        }
-        Value::Array(a) => {
-            out.push('[');
-            for (i, x) in a.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                spaced_into(x, out);
-            }
-            out.push(']');
-        }
-        other => out.push_str(&serde_json::to_string(other).expect("a JSON value serializes")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+    use tooldec_testkit::render::spaced;
 
     #[test]
     fn ranks_follow_the_document() {

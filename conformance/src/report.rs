@@ -559,7 +559,33 @@ fn status(ok: bool) -> &'static str {
 /// The markdown, and the targets missed.
 pub fn render(a: &Args, r: &Results) -> (String, Vec<String>) {
     let mut out = String::new();
-    let mut missed = Vec::new();
+    header(&mut out, a, r);
+    let missed = summary(&mut out, r);
+    method(&mut out);
+    if let Some(t) = &r.suite {
+        out.push_str("## A. JSON-Schema-Test-Suite, draft 2020-12\n\n");
+        out.push_str("One schema per test group; the instances are the group's tests.\n\n");
+        schema_section(&mut out, t, "file", false);
+    }
+    if let Some(t) = &r.optional {
+        out.push_str("### Optional tests (`optional/`, `optional/format/`)\n\n");
+        schema_section(&mut out, t, "file", false);
+    }
+    if let Some(t) = &r.bench {
+        out.push_str("## B. JSONSchemaBench\n\n");
+        out.push_str(
+            "Datasets are the file name before `---`, or the name without its trailing `_N`.\n\n",
+        );
+        schema_section(&mut out, t, "dataset", true);
+    }
+    if let Some(cs) = &r.corpora {
+        corpora_section(&mut out, cs);
+    }
+    (out, missed)
+}
+
+/// The title, the command that generated the file and the sample warning.
+fn header(out: &mut String, a: &Args, r: &Results) {
     out.push_str("# Conformance\n\n");
     let _ = writeln!(
         out,
@@ -581,94 +607,15 @@ pub fn render(a: &Args, r: &Results) -> (String, Vec<String>) {
             a.filter.as_ref().map_or(String::new(), |f| format!("{}only names containing {f:?}", if a.limit.is_some() { "; " } else { "" })),
         );
     }
+}
 
-    // Summary.
+/// The summary: the issue's targets on JSONSchemaBench, one line per other
+/// part, and the targets missed (also returned, for the exit status).
+fn summary(out: &mut String, r: &Results) -> Vec<String> {
+    let mut missed = Vec::new();
     out.push_str("## Summary\n\n");
     if let Some(b) = &r.bench {
-        out.push_str(
-            "The issue's targets, on JSONSchemaBench (no schema is compiled with `relax`):\n\n",
-        );
-        out.push_str("| target | result | status |\n|---|---|---|\n");
-        let total = b.total();
-        let ok = total.invalid_accepted() == 0;
-        let _ = writeln!(
-            out,
-            "| zero invalid instances accepted in compiled schemas | {} of {} invalid instances (in compiled schemas) accepted in a form | {} |",
-            total.invalid_accepted(),
-            total.invalid,
-            status(ok)
-        );
-        if !ok {
-            missed.push(format!(
-                "JSONSchemaBench: {} invalid instances accepted",
-                total.invalid_accepted()
-            ));
-        }
-        let bad_schemas = b
-            .results
-            .iter()
-            .filter(|s| s.compiled() && s.valid_accepted < s.valid)
-            .count();
-        let ok = total.valid_missed() == 0;
-        let _ = writeln!(
-            out,
-            "| all valid instances accepted in every compiled schema | {} of {} valid instances accepted in both forms ({} not, in {bad_schemas} schemas; {} in one form only) | {} |",
-            total.valid_accepted,
-            total.valid,
-            total.valid_missed(),
-            total.valid_one_form,
-            status(ok)
-        );
-        if !ok {
-            missed.push(format!(
-                "JSONSchemaBench: {} valid instances not accepted in both forms ({bad_schemas} schemas)",
-                total.valid_missed()
-            ));
-        }
-        let mut cover = |name: &str, row: Row, target: f64| {
-            let p = row.compiled_pct();
-            let ok = row.schemas > 0 && p >= target;
-            let _ = writeln!(
-                out,
-                "| ≥{target:.0}% of {name} schemas compiled | {} / {} = {p:.1}% | {} |",
-                row.compiled,
-                row.schemas,
-                if row.schemas == 0 {
-                    "not measured (none selected)"
-                } else {
-                    status(ok)
-                }
-            );
-            if !ok && row.schemas > 0 {
-                missed.push(format!("{name}: {p:.1}% compiled (target {target:.0}%)"));
-            }
-        };
-        cover(
-            "Glaive (Glaiveai2K)",
-            b.total_of(|l| l.starts_with("Glaive")),
-            90.0,
-        );
-        cover(
-            "BFCL (all BFCL_*)",
-            b.total_of(|l| l.starts_with("BFCL")),
-            90.0,
-        );
-        cover("MCP (MCPspec)", b.total_of(|l| l.starts_with("MCP")), 90.0);
-        cover("all JSONSchemaBench", total.clone(), 75.0);
-        let ok = total.disagreements == 0;
-        let _ = writeln!(
-            out,
-            "| stored masks agree with the byte walk | {} disagreements | {} |",
-            total.disagreements,
-            status(ok)
-        );
-        if !ok {
-            missed.push(format!(
-                "JSONSchemaBench: {} mask/walk disagreements",
-                total.disagreements
-            ));
-        }
-        out.push('\n');
+        bench_targets(out, b, &mut missed);
     }
     for t in [&r.suite, &r.optional].into_iter().flatten() {
         let total = t.total();
@@ -718,8 +665,99 @@ pub fn render(a: &Args, r: &Results) -> (String, Vec<String>) {
         }
     }
     out.push('\n');
+    missed
+}
 
-    // Method.
+/// The JSONSchemaBench targets' table, adding the missed ones to `missed`.
+fn bench_targets(out: &mut String, b: &Table, missed: &mut Vec<String>) {
+    out.push_str(
+        "The issue's targets, on JSONSchemaBench (no schema is compiled with `relax`):\n\n",
+    );
+    out.push_str("| target | result | status |\n|---|---|---|\n");
+    let total = b.total();
+    let ok = total.invalid_accepted() == 0;
+    let _ = writeln!(
+        out,
+        "| zero invalid instances accepted in compiled schemas | {} of {} invalid instances (in compiled schemas) accepted in a form | {} |",
+        total.invalid_accepted(),
+        total.invalid,
+        status(ok)
+    );
+    if !ok {
+        missed.push(format!(
+            "JSONSchemaBench: {} invalid instances accepted",
+            total.invalid_accepted()
+        ));
+    }
+    let bad_schemas = b
+        .results
+        .iter()
+        .filter(|s| s.compiled() && s.valid_accepted < s.valid)
+        .count();
+    let ok = total.valid_missed() == 0;
+    let _ = writeln!(
+        out,
+        "| all valid instances accepted in every compiled schema | {} of {} valid instances accepted in both forms ({} not, in {bad_schemas} schemas; {} in one form only) | {} |",
+        total.valid_accepted,
+        total.valid,
+        total.valid_missed(),
+        total.valid_one_form,
+        status(ok)
+    );
+    if !ok {
+        missed.push(format!(
+            "JSONSchemaBench: {} valid instances not accepted in both forms ({bad_schemas} schemas)",
+            total.valid_missed()
+        ));
+    }
+    let mut cover = |name: &str, row: Row, target: f64| {
+        let p = row.compiled_pct();
+        let ok = row.schemas > 0 && p >= target;
+        let _ = writeln!(
+            out,
+            "| ≥{target:.0}% of {name} schemas compiled | {} / {} = {p:.1}% | {} |",
+            row.compiled,
+            row.schemas,
+            if row.schemas == 0 {
+                "not measured (none selected)"
+            } else {
+                status(ok)
+            }
+        );
+        if !ok && row.schemas > 0 {
+            missed.push(format!("{name}: {p:.1}% compiled (target {target:.0}%)"));
+        }
+    };
+    cover(
+        "Glaive (Glaiveai2K)",
+        b.total_of(|l| l.starts_with("Glaive")),
+        90.0,
+    );
+    cover(
+        "BFCL (all BFCL_*)",
+        b.total_of(|l| l.starts_with("BFCL")),
+        90.0,
+    );
+    cover("MCP (MCPspec)", b.total_of(|l| l.starts_with("MCP")), 90.0);
+    cover("all JSONSchemaBench", total.clone(), 75.0);
+    let ok = total.disagreements == 0;
+    let _ = writeln!(
+        out,
+        "| stored masks agree with the byte walk | {} disagreements | {} |",
+        total.disagreements,
+        status(ok)
+    );
+    if !ok {
+        missed.push(format!(
+            "JSONSchemaBench: {} mask/walk disagreements",
+            total.disagreements
+        ));
+    }
+    out.push('\n');
+}
+
+/// How the numbers are made.
+fn method(out: &mut String) {
     out.push_str(
         "## Method\n\n\
          - **Compile.** Each schema is compiled on its own with `compile_schema` (the whole output is one JSON \
@@ -764,126 +802,111 @@ pub fn render(a: &Args, r: &Results) -> (String, Vec<String>) {
          per corpus) is built alone with `build_dfa` and the `json` call format (no crossing), with the same \
          options.\n\n",
     );
+}
 
-    if let Some(t) = &r.suite {
-        out.push_str("## A. JSON-Schema-Test-Suite, draft 2020-12\n\n");
-        out.push_str("One schema per test group; the instances are the group's tests.\n\n");
-        schema_section(&mut out, t, "file", false);
-    }
-    if let Some(t) = &r.optional {
-        out.push_str("### Optional tests (`optional/`, `optional/format/`)\n\n");
-        schema_section(&mut out, t, "file", false);
-    }
-    if let Some(t) = &r.bench {
-        out.push_str("## B. JSONSchemaBench\n\n");
-        out.push_str(
-            "Datasets are the file name before `---`, or the name without its trailing `_N`.\n\n",
+/// Section C: the tool corpora's table, the files refused or read with
+/// collisions renamed, the files left out, and each corpus's refusals.
+fn corpora_section(out: &mut String, cs: &[CorpusResult]) {
+    out.push_str("## C. Tool corpora\n\n");
+    out.push_str("| corpus | files read / files | of which only with collisions renamed | tools parsed | distinct tools | compiled | refused | compiled % | median build | published (data README) |\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    for c in cs {
+        let read = c.files.iter().filter(|f| f.refusal.is_none()).count();
+        let mut times: Vec<Duration> = c
+            .tools
+            .iter()
+            .filter(|t| t.refusal.is_none())
+            .map(|t| t.time)
+            .collect();
+        times.sort();
+        let n = c.tools.len();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {}{} | {} | {} | {:.1}% | {} | {} |",
+            c.name,
+            frac(read, c.files.len()),
+            c.files.iter().filter(|f| f.renamed.is_some()).count(),
+            c.parsed_tools,
+            n,
+            if c.limited > 0 {
+                format!(" (+{} not run: --limit)", c.limited)
+            } else {
+                String::new()
+            },
+            c.compiled(),
+            n - c.compiled(),
+            pct(c.compiled(), n),
+            times.get(times.len() / 2).map_or("–".into(), |d| dur(*d)),
+            c.published,
         );
-        schema_section(&mut out, t, "dataset", true);
     }
-    if let Some(cs) = &r.corpora {
-        out.push_str("## C. Tool corpora\n\n");
-        out.push_str("| corpus | files read / files | of which only with collisions renamed | tools parsed | distinct tools | compiled | refused | compiled % | median build | published (data README) |\n");
-        out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
-        for c in cs {
-            let read = c.files.iter().filter(|f| f.refusal.is_none()).count();
-            let mut times: Vec<Duration> = c
-                .tools
+    out.push('\n');
+    let refused: Vec<_> = cs
+        .iter()
+        .flat_map(|c| {
+            c.files
                 .iter()
-                .filter(|t| t.refusal.is_none())
-                .map(|t| t.time)
-                .collect();
-            times.sort();
-            let n = c.tools.len();
+                .filter(|f| f.refusal.is_some())
+                .map(move |f| (c.name, f))
+        })
+        .collect();
+    if !refused.is_empty() {
+        out.push_str("Files `spec::parse` refused:\n\n| corpus | file | kind | message |\n|---|---|---|---|\n");
+        for (c, f) in refused {
+            let e = f.refusal.as_ref().expect("filtered");
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {}{} | {} | {} | {:.1}% | {} | {} |",
-                c.name,
-                frac(read, c.files.len()),
-                c.files.iter().filter(|f| f.renamed.is_some()).count(),
-                c.parsed_tools,
-                n,
-                if c.limited > 0 {
-                    format!(" (+{} not run: --limit)", c.limited)
-                } else {
-                    String::new()
-                },
-                c.compiled(),
-                n - c.compiled(),
-                pct(c.compiled(), n),
-                times.get(times.len() / 2).map_or("–".into(), |d| dur(*d)),
-                c.published,
+                "| {c} | {} | {} | {} |",
+                f.file.display(),
+                e.kind,
+                cell(&crate::cut(&e.message, 300))
             );
         }
         out.push('\n');
-        let refused: Vec<_> = cs
-            .iter()
-            .flat_map(|c| {
-                c.files
-                    .iter()
-                    .filter(|f| f.refusal.is_some())
-                    .map(move |f| (c.name, f))
-            })
-            .collect();
-        if !refused.is_empty() {
-            out.push_str("Files `spec::parse` refused:\n\n| corpus | file | kind | message |\n|---|---|---|---|\n");
-            for (c, f) in refused {
-                let e = f.refusal.as_ref().expect("filtered");
-                let _ = writeln!(
-                    out,
-                    "| {c} | {} | {} | {} |",
-                    f.file.display(),
-                    e.kind,
-                    cell(&crate::cut(&e.message, 300))
-                );
-            }
-            out.push('\n');
-        }
-        let renamed: Vec<_> = cs
-            .iter()
-            .flat_map(|c| {
-                c.files
-                    .iter()
-                    .filter(|f| f.renamed.is_some())
-                    .map(move |f| (c.name, f))
-            })
-            .collect();
-        if !renamed.is_empty() {
-            out.push_str(
-                "Files `spec::parse` refused for two different tools with one name, read with \
-                 `Collisions::Rename` (later ones renamed `NAME_2`, ...) so that each tool is still measured:\n\n\
-                 | corpus | file | tools | message of `spec::parse` |\n|---|---|---:|---|\n",
+    }
+    let renamed: Vec<_> = cs
+        .iter()
+        .flat_map(|c| {
+            c.files
+                .iter()
+                .filter(|f| f.renamed.is_some())
+                .map(move |f| (c.name, f))
+        })
+        .collect();
+    if !renamed.is_empty() {
+        out.push_str(
+            "Files `spec::parse` refused for two different tools with one name, read with \
+             `Collisions::Rename` (later ones renamed `NAME_2`, ...) so that each tool is still measured:\n\n\
+             | corpus | file | tools | message of `spec::parse` |\n|---|---|---:|---|\n",
+        );
+        for (c, f) in renamed {
+            let e = f.renamed.as_ref().expect("filtered");
+            let _ = writeln!(
+                out,
+                "| {c} | {} | {} | {} |",
+                f.file.display(),
+                f.tools,
+                cell(&crate::cut(&e.message, 300))
             );
-            for (c, f) in renamed {
-                let e = f.renamed.as_ref().expect("filtered");
-                let _ = writeln!(
-                    out,
-                    "| {c} | {} | {} | {} |",
-                    f.file.display(),
-                    f.tools,
-                    cell(&crate::cut(&e.message, 300))
-                );
-            }
-            out.push('\n');
         }
-        let skipped: Vec<_> = cs
-            .iter()
-            .flat_map(|c| c.skipped.iter().map(move |s| (c.name, s)))
-            .collect();
-        if !skipped.is_empty() {
-            out.push_str("<details><summary>Files left out</summary>\n\n");
-            for (c, (f, why)) in skipped {
-                let _ = writeln!(out, "- {c}: {}: {why}", f.display());
-            }
-            out.push_str("\n</details>\n\n");
+        out.push('\n');
+    }
+    let skipped: Vec<_> = cs
+        .iter()
+        .flat_map(|c| c.skipped.iter().map(move |s| (c.name, s)))
+        .collect();
+    if !skipped.is_empty() {
+        out.push_str("<details><summary>Files left out</summary>\n\n");
+        for (c, (f, why)) in skipped {
+            let _ = writeln!(out, "- {c}: {}: {why}", f.display());
         }
-        for c in cs {
-            let reasons = c.reasons();
-            if reasons.total() > 0 {
-                let _ = writeln!(out, "### {}\n", c.name);
-                reasons_md(&mut out, &reasons, "tools refused");
-            }
+        out.push_str("\n</details>\n\n");
+    }
+    for c in cs {
+        let reasons = c.reasons();
+        if reasons.total() > 0 {
+            let _ = writeln!(out, "### {}\n", c.name);
+            reasons_md(out, &reasons, "tools refused");
         }
     }
-    (out, missed)
 }

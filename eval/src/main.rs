@@ -158,8 +158,8 @@ fn real_main() -> Result<(), String> {
             results,
             report,
         } => {
-            let data =
-                weights::data_dir().ok_or("set TOOLDEC_DATA to the data folder (BFCL tasks)")?;
+            let data = tooldec_testkit::data_dir()
+                .ok_or("set TOOLDEC_DATA to the data folder (BFCL tasks)")?;
             let formats = formats
                 .iter()
                 .map(|f| CallFormat::parse(f))
@@ -238,12 +238,9 @@ fn demo(
         g.total
     );
     println!("{reply}");
-    let calls = match format {
-        CallFormat::React => tooldec_eval::parse::react(&reply),
-        CallFormat::Hermes => tooldec_eval::parse::hermes(&reply),
-    }?;
-    for c in calls {
-        eprintln!("call: {} {}", c.name, c.args);
+    let calls = tooldec_eval::score::parse_reply(format, &reply)?;
+    for (name, args) in calls {
+        eprintln!("call: {name} {args}");
     }
     if compare {
         let u = tooldec_eval::generate::unconstrained(

@@ -144,6 +144,33 @@ pub fn render(records: &[Value], command: &str) -> String {
         ids.dedup();
         ids.len()
     };
+    intro(&mut out, command);
+    for (format, what) in [
+        (
+            "hermes",
+            "JSON in `<tool_call>` tags (the JSON-based format)",
+        ),
+        ("react", "`Thought:` / `Action:` / `Action Input:` (ReAct)"),
+    ] {
+        let n = tasks_of(format);
+        if n == 0 {
+            continue;
+        }
+        let _ = writeln!(out, "## Format `{format}`: {what}, {n} tasks\n");
+        format_table(&mut out, &runs, format);
+        let _ = writeln!(out);
+        category_table(&mut out, &runs, format);
+        let _ = writeln!(out);
+    }
+
+    decode_time(&mut out, &runs);
+    papers(&mut out, &runs);
+    passed_over(&mut out, &refused);
+    out
+}
+
+/// The title, the setup and what each score means.
+fn intro(out: &mut String, command: &str) {
     let _ = writeln!(
         out,
         "# SmolLM2-135M-Instruct on BFCL: syntax errors with and without tooldec\n\n\
@@ -165,29 +192,15 @@ pub fn render(records: &[Value], command: &str) -> String {
          parameters, every given value among the acceptable ones, every omitted one optional). \
          *Time / task*: prompt prefill (the part after the shared instructions) plus decoding.\n"
     );
-    for (format, what) in [
-        (
-            "hermes",
-            "JSON in `<tool_call>` tags (the JSON-based format)",
-        ),
-        ("react", "`Thought:` / `Action:` / `Action Input:` (ReAct)"),
-    ] {
-        let n = tasks_of(format);
-        if n == 0 {
-            continue;
-        }
-        let _ = writeln!(out, "## Format `{format}`: {what}, {n} tasks\n");
-        format_table(&mut out, &runs, format);
-        let _ = writeln!(out);
-        category_table(&mut out, &runs, format);
-        let _ = writeln!(out);
-    }
+}
 
-    // Where decode time goes in the constrained runs.
+/// Where decode time goes in the constrained runs: the runtime's share,
+/// the forced tokens, and what fast-forwarding them saves.
+fn decode_time(out: &mut String, runs: &[&Value]) {
     let mut mask_us_per_mask = Vec::new();
     let mut fwd_ms_per_call = Vec::new();
     let (mut mask_ms, mut fwd_ms, mut toks, mut forced, mut calls) = (0.0, 0.0, 0u64, 0u64, 0u64);
-    for r in &runs {
+    for r in runs {
         let c = &r["constrained"];
         let m = c["mask_ms"].as_f64().unwrap_or(0.0);
         let f = c["forward_ms"].as_f64().unwrap_or(0.0);
@@ -239,31 +252,40 @@ pub fn render(records: &[Value], command: &str) -> String {
         100.0 * forced as f64 / toks.max(1) as f64
     );
     if !ff.is_empty() {
-        let with: f64 = ff
-            .iter()
-            .map(|r| r["constrained"]["total_ms"].as_f64().unwrap_or(0.0))
-            .sum();
-        let without: f64 = ff
-            .iter()
-            .map(|r| r["no_fast_forward"]["total_ms"].as_f64().unwrap_or(0.0))
-            .sum();
-        let same = ff
-            .iter()
-            .filter(|r| r["no_fast_forward"]["same_tokens"] == true)
-            .count();
-        let _ = writeln!(
-            out,
-            "On {} replies decoded both ways, decoding took {:.1} s with fast-forwarding and {:.1} s \
-             without: **{:.1}% saved**. {same} of {} replies came out token for token the same; the \
-             others differ because a batched forward pass sums in another order than one token at a \
-             time, and greedy choices between near-equal logits can flip.\n",
-            ff.len(),
-            with / 1000.0,
-            without / 1000.0,
-            100.0 * (without - with) / without.max(1e-9),
-            ff.len()
-        );
+        fast_forward(out, &ff);
     }
+}
+
+/// The replies decoded both with and without fast-forwarding.
+fn fast_forward(out: &mut String, ff: &[&Value]) {
+    let with: f64 = ff
+        .iter()
+        .map(|r| r["constrained"]["total_ms"].as_f64().unwrap_or(0.0))
+        .sum();
+    let without: f64 = ff
+        .iter()
+        .map(|r| r["no_fast_forward"]["total_ms"].as_f64().unwrap_or(0.0))
+        .sum();
+    let same = ff
+        .iter()
+        .filter(|r| r["no_fast_forward"]["same_tokens"] == true)
+        .count();
+    let _ = writeln!(
+        out,
+        "On {} replies decoded both ways, decoding took {:.1} s with fast-forwarding and {:.1} s \
+         without: **{:.1}% saved**. {same} of {} replies came out token for token the same; the \
+         others differ because a batched forward pass sums in another order than one token at a \
+         time, and greedy choices between near-equal logits can flip.\n",
+        ff.len(),
+        with / 1000.0,
+        without / 1000.0,
+        100.0 * (without - with) / without.max(1e-9),
+        ff.len()
+    );
+}
+
+/// The papers' figures next to this run's.
+fn papers(out: &mut String, runs: &[&Value]) {
     let _ = writeln!(
         out,
         "## The papers' figures, side by side\n\n\
@@ -305,6 +327,10 @@ pub fn render(records: &[Value], command: &str) -> String {
         }
     }
     let _ = writeln!(out);
+}
+
+/// The tasks refused or over the budget, each replaced by the next one.
+fn passed_over(out: &mut String, refused: &[&Value]) {
     let _ = writeln!(
         out,
         "## Tasks passed over\n\n{} tasks were passed over, each replaced by the next task of its \
@@ -312,7 +338,7 @@ pub fn render(records: &[Value], command: &str) -> String {
          not fit the token budget:\n",
         refused.len()
     );
-    for r in &refused {
+    for r in refused {
         let _ = writeln!(
             out,
             "- `{}`: {}",
@@ -321,5 +347,4 @@ pub fn render(records: &[Value], command: &str) -> String {
         );
     }
     let _ = writeln!(out);
-    out
 }

