@@ -117,6 +117,16 @@ typedef int32_t tooldec_status;
 typedef struct tooldec_artifact tooldec_artifact;
 
 /**
+ * A vocabulary fingerprint being computed. Opaque.
+ *
+ * Create it with the tokenizer's token count, push every token id in
+ * order (`tooldec_fingerprint_push_text`, `_push_special`,
+ * `_push_unused`), then `tooldec_fingerprint_finish`. One thread at a
+ * time; free it with `tooldec_fingerprint_free`.
+ */
+typedef struct tooldec_fingerprint tooldec_fingerprint;
+
+/**
  * One request's matcher: a position in the grammar, the tokens left, a
  * rollback history of fixed capacity and the last error message. Opaque.
  *
@@ -360,6 +370,100 @@ tooldec_status tooldec_artifact_check_vocab_size(const struct tooldec_artifact *
                                                  size_t logits,
                                                  char *err,
                                                  size_t err_len);
+
+/**
+ * Starts the fingerprint of a vocabulary of `n_tokens` tokens: the
+ * tokenizer's token count (ids 0 to `n_tokens - 1`), which can be smaller
+ * than the model's logits width.
+ *
+ * On success stores a new handle in `*out`; `TOOLDEC_ERR_NULL` (and
+ * nothing stored) if `out` is NULL.
+ *
+ * Thread safety: any thread.
+ *
+ * # Safety
+ * `out` is NULL or valid for a write.
+ */
+tooldec_status tooldec_fingerprint_new(uint32_t n_tokens, struct tooldec_fingerprint **out);
+
+/**
+ * The next token id is a text token whose exact bytes are `bytes`
+ * (`len` bytes, not NUL-terminated; NULL when `len` is 0): what the
+ * tokenizer decodes it to, with a SentencePiece `▁` as a space and a
+ * byte-fallback token `<0xNN>` as its one byte.
+ *
+ * `TOOLDEC_ERR_NULL` for a NULL handle or NULL bytes with `len` > 0;
+ * `TOOLDEC_ERR_INVALID` when every token was already pushed.
+ *
+ * Thread safety: one thread at a time per handle.
+ *
+ * # Safety
+ * `f` is NULL or a live handle; `bytes` is NULL or holds `len` readable
+ * bytes.
+ */
+tooldec_status tooldec_fingerprint_push_text(struct tooldec_fingerprint *f,
+                                             const uint8_t *bytes,
+                                             size_t len);
+
+/**
+ * The next token id is a special (control or added) token named `name`
+ * (`len` bytes, not NUL-terminated): its text as the tokenizer lists it,
+ * `<|endoftext|>` for example. Special tokens never match text.
+ *
+ * Errors as `tooldec_fingerprint_push_text`.
+ *
+ * Thread safety: one thread at a time per handle.
+ *
+ * # Safety
+ * `f` is NULL or a live handle; `name` is NULL or holds `len` readable
+ * bytes.
+ */
+tooldec_status tooldec_fingerprint_push_special(struct tooldec_fingerprint *f,
+                                                const uint8_t *name,
+                                                size_t len);
+
+/**
+ * The next token id is one the tokenizer leaves unused.
+ *
+ * Errors as `tooldec_fingerprint_push_text`.
+ *
+ * Thread safety: one thread at a time per handle.
+ *
+ * # Safety
+ * `f` is NULL or a live handle.
+ */
+tooldec_status tooldec_fingerprint_push_unused(struct tooldec_fingerprint *f);
+
+/**
+ * Writes the SHA-256 fingerprint into `out` (`TOOLDEC_FINGERPRINT_BYTES`
+ * = 32 bytes), to pass to `tooldec_artifact_check_vocabulary`. The handle
+ * is left as it was (free it afterwards).
+ *
+ * `TOOLDEC_ERR_INVALID`, with a message in `err` (`err_len` bytes, may be
+ * NULL), if fewer tokens were pushed than the count given at creation;
+ * `TOOLDEC_ERR_NULL` for a NULL handle or `out`.
+ *
+ * Thread safety: one thread at a time per handle; `err` belongs to the
+ * call.
+ *
+ * # Safety
+ * `f` is NULL or a live handle; `out` is NULL or holds 32 writable bytes;
+ * `err` is NULL or holds `err_len` writable bytes.
+ */
+tooldec_status tooldec_fingerprint_finish(struct tooldec_fingerprint *f,
+                                          uint8_t *out,
+                                          char *err,
+                                          size_t err_len);
+
+/**
+ * Frees a fingerprint handle (NULL: nothing).
+ *
+ * Thread safety: once per handle, when no other thread uses it.
+ *
+ * # Safety
+ * `f` is NULL or a live handle, not used again after this call.
+ */
+void tooldec_fingerprint_free(struct tooldec_fingerprint *f);
 
 /**
  * Creates a matcher at the start of entry point `entry` (NULL: the

@@ -34,10 +34,12 @@ use std::ffi::{c_char, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 mod artifact;
+mod fingerprint;
 mod matcher;
 mod message;
 
 pub use artifact::*;
+pub use fingerprint::*;
 pub use matcher::*;
 
 /// What every fallible function returns: `TOOLDEC_OK` (0) or why it failed.

@@ -11,6 +11,13 @@
 //! sampled is accepted in order by the Rust API, that the output is a
 //! complete call (EOS last) whose arguments parse as JSON, and the
 //! adapter's clone, reset, few-candidate and misuse checks.
+//!
+//! The model's vocabulary is a stand-in token list written from the
+//! vocabulary the artifacts were compiled for: the adapter's fingerprint of
+//! it through llama.cpp's vocabulary API must be the artifact's, and a list
+//! with one token changed must be refused with the runtime's vocabulary
+//! message. (Against a real llama.cpp build and GGUF model this is the
+//! engine-bindings issue's check.)
 
 mod common;
 
@@ -18,7 +25,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use common::{capi_dir, compile_c, run};
+use common::{capi_dir, compile_c, run, write_file};
+use tooldec_compiler::vocab::{Token, Vocab};
 use tooldec_runtime::Artifact;
 
 fn driver() -> &'static Path {
@@ -39,6 +47,50 @@ fn driver() -> &'static Path {
     })
 }
 
+/// llama.cpp's token attributes (`enum llama_token_attr`) the stand-in
+/// vocabulary uses.
+const ATTR_UNUSED: u32 = 1 << 1;
+const ATTR_NORMAL: u32 = 1 << 2;
+const ATTR_CONTROL: u32 = 1 << 3;
+
+/// `vocab` as the stand-in's token list (`standin_vocab_load`): what
+/// llama.cpp gives for a GGUF of that vocabulary, each token's attributes
+/// and its piece. `change` alters one token's bytes.
+fn vocab_file(name: &str, vocab: &Vocab, change: Option<u32>) -> PathBuf {
+    let mut out = (vocab.len() as u32).to_le_bytes().to_vec();
+    for (id, t) in vocab.tokens.iter().enumerate() {
+        let (attr, piece): (u32, Vec<u8>) = match t {
+            Token::Text(b) => (ATTR_NORMAL, b.clone()),
+            Token::Special(s) => (ATTR_CONTROL, s.as_bytes().to_vec()),
+            Token::Unused => (ATTR_UNUSED, Vec::new()),
+        };
+        let piece = if change == Some(id as u32) {
+            [piece, b"!".to_vec()].concat()
+        } else {
+            piece
+        };
+        out.extend(attr.to_le_bytes());
+        out.extend((piece.len() as u32).to_le_bytes());
+        out.extend(piece);
+    }
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    write_file(&path, &out);
+    path
+}
+
+/// The GPT-2 vocabulary both test artifacts were compiled for, and the
+/// same with token 1000 changed.
+fn vocab_files() -> &'static (PathBuf, PathBuf) {
+    static FILES: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    FILES.get_or_init(|| {
+        let v = Vocab::builtin_gpt2().expect("the built-in GPT-2 vocabulary");
+        (
+            vocab_file("capi-llama-gpt2.vocab", &v, None),
+            vocab_file("capi-llama-gpt2-changed.vocab", &v, Some(1000)),
+        )
+    })
+}
+
 const TOOLS: [&str; 3] = ["get_weather", "get_time", "search_flights"];
 
 /// Runs the driver and checks its call; returns the number of tokens.
@@ -46,8 +98,11 @@ fn drive(artifact: &Path, n_vocab: usize, mode: &str, seed: u64, budget: Option<
     let art = Artifact::open(artifact).expect("the artifact loads");
     let g = art.grammar();
     let budget_arg = budget.map_or("-".to_string(), |b| b.to_string());
+    let (vocab, other) = vocab_files();
     let args: Vec<PathBuf> = vec![
         artifact.to_path_buf(),
+        vocab.clone(),
+        other.clone(),
         n_vocab.to_string().into(),
         mode.into(),
         seed.to_string().into(),
@@ -68,6 +123,17 @@ fn drive(artifact: &Path, n_vocab: usize, mode: &str, seed: u64, budget: Option<
             .unwrap_or_else(|| panic!("no check {name} in\n{out}"));
         line.to_string()
     };
+    assert_eq!(check("fingerprint_same"), "1");
+    let fp: String = g.vocab_fingerprint()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let refused = check("other_vocab_refused");
+    assert!(
+        refused.starts_with("1 | artifact was compiled for vocabulary \"gpt2")
+            && refused.contains(&format!("(sha256 {fp}\u{2026}), not this one (sha256 ")),
+        "{refused}"
+    );
     assert!(check("narrow_model_refused").starts_with("1 | the model's logits width"));
     assert_eq!(check("names"), "chain tooldec ".to_string() + mode);
     assert_eq!(check("clone_same"), "1");

@@ -45,6 +45,7 @@ extern crate std;
 #[cfg(feature = "std")]
 mod artifact;
 mod error;
+pub mod fingerprint;
 pub mod layout;
 mod load;
 mod rollback;
@@ -54,6 +55,7 @@ mod shared;
 #[cfg(feature = "std")]
 pub use artifact::Artifact;
 pub use error::Error;
+pub use fingerprint::Fingerprint;
 pub use rollback::{Checkpoint, RollbackMatcher};
 #[cfg(feature = "std")]
 pub use shared::{OwnedMatcher, SharedGrammar};

@@ -157,7 +157,76 @@ static void set_error(char *err, size_t err_len, const char *msg) {
     }
 }
 
+/*
+ * The classification mirrors compiler/src/vocab/gguf.rs (GGUF token types
+ * 2-4 special, 5 unused, 1 and 6 text) through the attributes llama.cpp
+ * derives from those types. Checked here against the stand-in vocabulary
+ * (test/llama_standin.c); checking it against a real llama.cpp build and
+ * model (whose loader may retag a few tokens, e.g. end-of-turn tokens as
+ * control) is the job of the engine-bindings issue.
+ */
+tooldec_status tooldec_llama_vocab_fingerprint(const struct llama_vocab *vocab,
+                                               uint8_t *out,
+                                               char *err,
+                                               size_t err_len) {
+    if (!vocab || !out) {
+        set_error(err, err_len, "vocab or out is NULL");
+        return TOOLDEC_ERR_NULL;
+    }
+    int32_t n = llama_vocab_n_tokens(vocab);
+    if (n < 0) {
+        set_error(err, err_len, "the vocabulary has a negative token count");
+        return TOOLDEC_ERR_INVALID;
+    }
+    tooldec_fingerprint *fp = NULL;
+    tooldec_status s = tooldec_fingerprint_new((uint32_t)n, &fp);
+    if (s != TOOLDEC_OK) {
+        set_error(err, err_len, "out of memory");
+        return s;
+    }
+    int32_t cap = 256;
+    char *piece = malloc((size_t)cap);
+    const int special = LLAMA_TOKEN_ATTR_UNKNOWN | LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_USER_DEFINED;
+    for (llama_token t = 0; t < n && s == TOOLDEC_OK && piece; t++) {
+        enum llama_token_attr attr = llama_vocab_get_attr(vocab, t);
+        if (attr & LLAMA_TOKEN_ATTR_UNUSED) {
+            s = tooldec_fingerprint_push_unused(fp);
+            continue;
+        }
+        int32_t len = llama_token_to_piece(vocab, t, piece, cap, 0, true);
+        if (len < 0) { /* a longer piece: grow and ask again */
+            char *grown = realloc(piece, (size_t)-len);
+            if (!grown) {
+                set_error(err, err_len, "out of memory");
+                s = TOOLDEC_ERR_INVALID;
+                break;
+            }
+            piece = grown;
+            cap = -len;
+            len = llama_token_to_piece(vocab, t, piece, cap, 0, true);
+        }
+        if (len < 0) {
+            set_error(err, err_len, "llama_token_to_piece gave no piece for a token");
+            s = TOOLDEC_ERR_INVALID;
+        } else if (attr & special) {
+            s = tooldec_fingerprint_push_special(fp, (const uint8_t *)piece, (size_t)len);
+        } else {
+            s = tooldec_fingerprint_push_text(fp, (const uint8_t *)piece, (size_t)len);
+        }
+    }
+    if (!piece) {
+        set_error(err, err_len, "out of memory");
+        s = TOOLDEC_ERR_INVALID;
+    } else if (s == TOOLDEC_OK) {
+        s = tooldec_fingerprint_finish(fp, out, err, err_len);
+    }
+    free(piece);
+    tooldec_fingerprint_free(fp);
+    return s;
+}
+
 struct llama_sampler *tooldec_llama_sampler_init(const tooldec_artifact *artifact,
+                                                 const struct llama_vocab *vocab,
                                                  const char *entry,
                                                  const uint32_t *budget,
                                                  size_t rollback,
@@ -166,6 +235,11 @@ struct llama_sampler *tooldec_llama_sampler_init(const tooldec_artifact *artifac
                                                  size_t err_len) {
     if (n_vocab <= 0) {
         set_error(err, err_len, "n_vocab must be positive");
+        return NULL;
+    }
+    uint8_t fingerprint[TOOLDEC_FINGERPRINT_BYTES];
+    if (tooldec_llama_vocab_fingerprint(vocab, fingerprint, err, err_len) != TOOLDEC_OK ||
+        tooldec_artifact_check_vocabulary(artifact, fingerprint, err, err_len) != TOOLDEC_OK) {
         return NULL;
     }
     if (tooldec_artifact_check_vocab_size(artifact, (size_t)n_vocab, err, err_len) != TOOLDEC_OK) {

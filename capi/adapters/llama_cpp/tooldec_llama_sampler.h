@@ -3,7 +3,8 @@
  * llama_sampler_i), for a llama_sampler_chain.
  *
  *   struct llama_sampler *chain = llama_sampler_chain_init(llama_sampler_chain_default_params());
- *   llama_sampler_chain_add(chain, tooldec_llama_sampler_init(artifact, NULL, NULL, 0,
+ *   const struct llama_vocab *vocab = llama_model_get_vocab(model);
+ *   llama_sampler_chain_add(chain, tooldec_llama_sampler_init(artifact, vocab, NULL, NULL, 0,
  *                                                             llama_vocab_n_tokens(vocab), err, sizeof err));
  *   llama_sampler_chain_add(chain, llama_sampler_init_dist(seed));   // or _greedy()
  *   ...
@@ -45,7 +46,13 @@ extern "C" {
 
 /*
  * Creates a sampler that keeps only the tokens the artifact's grammar
- * allows. `entry` (NULL: the default entry) and `budget` (NULL: the
+ * allows, after checking that the artifact was compiled for the model's
+ * vocabulary `vocab`: its fingerprint is computed from llama.cpp's view of
+ * the tokens (tooldec_llama_vocab_fingerprint) and compared with the
+ * artifact's; a mismatch is refused with the runtime's message (the
+ * artifact's vocabulary and both fingerprints). Compile the artifact from
+ * the model's GGUF file (tooldec-compile --tokenizer model.gguf): its token
+ * list is what llama.cpp serves, padding tokens included. `entry` (NULL: the default entry) and `budget` (NULL: the
  * artifact's default) are those of tooldec_matcher_new; `rollback` is the
  * matcher's rollback capacity (0 unless the caller rolls back through
  * tooldec_llama_sampler_matcher). `n_vocab` is the model's logits size
@@ -58,12 +65,28 @@ extern "C" {
  * llama_sampler_free, or let the chain that owns it do so.
  */
 struct llama_sampler *tooldec_llama_sampler_init(const tooldec_artifact *artifact,
+                                                 const struct llama_vocab *vocab,
                                                  const char *entry,
                                                  const uint32_t *budget,
                                                  size_t rollback,
                                                  int32_t n_vocab,
                                                  char *err,
                                                  size_t err_len);
+
+/*
+ * The vocabulary fingerprint of `vocab` as tooldec defines it
+ * (runtime/FORMAT.md), into `out` (TOOLDEC_FINGERPRINT_BYTES bytes): per
+ * token id, an unused token (LLAMA_TOKEN_ATTR_UNUSED) as unused; an
+ * unknown, control or user-defined token as a special token named by its
+ * text; any other token as text, its bytes being llama_token_to_piece's
+ * (the byte of a byte token, a space for SentencePiece's U+2581, the bytes
+ * of a byte-level BPE token). That is how tooldec-compile reads the
+ * GGUF's token types. TOOLDEC_OK, or a status with a message in `err`.
+ */
+tooldec_status tooldec_llama_vocab_fingerprint(const struct llama_vocab *vocab,
+                                               uint8_t *out,
+                                               char *err,
+                                               size_t err_len);
 
 /*
  * The matcher inside a sampler made by tooldec_llama_sampler_init (owned

@@ -21,7 +21,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::error::{Error, ErrorKind};
 
@@ -110,87 +109,12 @@ impl Vocab {
         let verr = |msg: String| Error::new(ErrorKind::Vocab, format!("{shown}: {msg}"));
         let tok = tokenizers::Tokenizer::from_file(path)
             .map_err(|e| verr(format!("cannot load tokenizer: {e}")))?;
-        let model = serde_json::to_value(tok.get_model()).map_err(|e| verr(e.to_string()))?;
-        let model_type = model
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("?")
-            .to_string();
-        let decoder = tok
-            .get_decoder()
-            .and_then(|d| serde_json::to_value(d).ok())
-            .unwrap_or(Value::Null);
-        let decoders = flatten(&decoder);
-        let has = |t: &str| {
-            decoders
-                .iter()
-                .any(|d| d.get("type").and_then(Value::as_str) == Some(t))
-        };
-        if model_type == "WordPiece" {
-            return Err(verr(
-                "WordPiece vocabularies cannot be mapped to exact bytes (\"##\" continuations and \
-                 normalization lose them); tooldec needs a generative model's BPE or SentencePiece tokenizer"
-                    .into(),
-            ));
-        }
-        let kind = if has("ByteLevel") {
-            VocabKind::ByteLevel
-        } else if has("ByteFallback")
-            || has("Metaspace")
-            || decoders.iter().any(is_metaspace_replace)
-        {
-            VocabKind::SentencePiece
-        } else {
-            return Err(verr(format!(
-                "cannot recover token bytes: the decoder ({}) is neither byte-level nor SentencePiece-style",
-                describe(&decoder)
-            )));
-        };
-        let byte_fallback = has("ByteFallback");
-        let leading_space = kind == VocabKind::SentencePiece
-            && decoders.iter().any(|d| {
-                let ty = d.get("type").and_then(Value::as_str);
-                (ty == Some("Strip") && d.get("start").and_then(Value::as_u64).unwrap_or(0) > 0)
-                    || (ty == Some("Metaspace")
-                        && d.get("prepend_scheme")
-                            .and_then(Value::as_str)
-                            .unwrap_or("always")
-                            != "never")
-            });
-
-        let added = tok.get_added_tokens_decoder();
-        let vocab = tok.get_vocab(true);
-        let n = vocab.values().copied().max().map_or(0, |m| m as usize + 1);
-        let mut tokens = vec![Token::Unused; n];
-        let unicode_to_byte = byte_level_inverse();
-        for (text, &id) in &vocab {
-            let token = if let Some(a) = added.get(&id) {
-                Token::Special(a.content.clone())
-            } else if kind == VocabKind::ByteLevel {
-                let mut bytes = Vec::with_capacity(text.len());
-                for c in text.chars() {
-                    match unicode_to_byte.get(&c) {
-                        Some(&b) => bytes.push(b),
-                        None => {
-                            return Err(verr(format!(
-                                "token {id} {text:?} has the character {c:?}, outside the byte-level alphabet"
-                            )))
-                        }
-                    }
-                }
-                Token::Text(bytes)
-            } else if let Some(b) = byte_fallback.then(|| parse_byte_token(text)).flatten() {
-                Token::Text(vec![b])
-            } else {
-                Token::Text(text.replace('\u{2581}', " ").into_bytes())
-            };
-            tokens[id as usize] = token;
-        }
-        for (&id, a) in &added {
-            if (id as usize) < n {
-                tokens[id as usize] = Token::Special(a.content.clone());
-            }
-        }
+        let ReadTokens {
+            tokens,
+            kind,
+            leading_space,
+        } = read_tokens(&tok, &shown)?;
+        let n = tokens.len();
         let mut v = Vocab {
             tokens,
             eos: Vec::new(),
@@ -291,22 +215,27 @@ impl Vocab {
     }
 
     /// SHA-256 over the token table: a tag per token (text, special, unused),
-    /// its length and its bytes (the name, for special tokens).
+    /// its length and its bytes (the name, for special tokens); the hash
+    /// `tooldec_runtime::Fingerprint` defines, which engines compute from
+    /// their own tokenizer.
     pub fn fingerprint(&self) -> [u8; 32] {
-        let mut h = Sha256::new();
-        h.update(b"tooldec-vocab-v1\0");
-        h.update((self.tokens.len() as u32).to_le_bytes());
-        for t in &self.tokens {
-            let (tag, bytes): (u8, &[u8]) = match t {
-                Token::Text(b) => (0, b),
-                Token::Special(s) => (1, s.as_bytes()),
-                Token::Unused => (2, &[]),
-            };
-            h.update([tag]);
-            h.update((bytes.len() as u32).to_le_bytes());
-            h.update(bytes);
-        }
-        h.finalize().into()
+        fingerprint_of(&self.tokens)
+    }
+
+    /// The vocabulary fingerprint of a Hugging Face `tokenizer.json` given
+    /// as text (what `tokenizers.Tokenizer.to_str()` returns): the same
+    /// bytes [`Vocab::fingerprint`] gives for [`Vocab::from_tokenizer_json`]
+    /// of that file, read by the same code. For a serving engine that holds
+    /// a tokenizer, not its file; no end-of-sequence token is needed.
+    pub fn fingerprint_tokenizer_json(json: &str) -> Result<[u8; 32], Error> {
+        let shown = "tokenizer.json";
+        let tok: tokenizers::Tokenizer = json.parse().map_err(|e| {
+            Error::new(
+                ErrorKind::Vocab,
+                format!("{shown}: cannot load tokenizer: {e}"),
+            )
+        })?;
+        Ok(fingerprint_of(&read_tokens(&tok, shown)?.tokens))
     }
 
     /// Special token names by id, for the metadata.
@@ -320,6 +249,117 @@ impl Vocab {
             })
             .collect()
     }
+}
+
+/// The fingerprint of a token table (see [`Vocab::fingerprint`]).
+fn fingerprint_of(tokens: &[Token]) -> [u8; 32] {
+    let mut f = tooldec_runtime::Fingerprint::new(tokens.len() as u32);
+    for t in tokens {
+        match t {
+            Token::Text(b) => f.push_text(b),
+            Token::Special(s) => f.push_special(s),
+            Token::Unused => f.push_unused(),
+        }
+    }
+    f.finish()
+}
+
+/// A tokenizer's tokens as bytes, and how they were recovered.
+struct ReadTokens {
+    tokens: Vec<Token>,
+    kind: VocabKind,
+    leading_space: bool,
+}
+
+/// Each token of a loaded Hugging Face tokenizer as bytes: what
+/// [`Vocab::from_tokenizer_json`] and
+/// [`Vocab::fingerprint_tokenizer_json`] share. `shown` names the tokenizer
+/// in errors.
+fn read_tokens(tok: &tokenizers::Tokenizer, shown: &str) -> Result<ReadTokens, Error> {
+    let verr = |msg: String| Error::new(ErrorKind::Vocab, format!("{shown}: {msg}"));
+    let model = serde_json::to_value(tok.get_model()).map_err(|e| verr(e.to_string()))?;
+    let model_type = model
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("?")
+        .to_string();
+    let decoder = tok
+        .get_decoder()
+        .and_then(|d| serde_json::to_value(d).ok())
+        .unwrap_or(Value::Null);
+    let decoders = flatten(&decoder);
+    let has = |t: &str| {
+        decoders
+            .iter()
+            .any(|d| d.get("type").and_then(Value::as_str) == Some(t))
+    };
+    if model_type == "WordPiece" {
+        return Err(verr(
+            "WordPiece vocabularies cannot be mapped to exact bytes (\"##\" continuations and \
+             normalization lose them); tooldec needs a generative model's BPE or SentencePiece tokenizer"
+                .into(),
+        ));
+    }
+    let kind = if has("ByteLevel") {
+        VocabKind::ByteLevel
+    } else if has("ByteFallback") || has("Metaspace") || decoders.iter().any(is_metaspace_replace) {
+        VocabKind::SentencePiece
+    } else {
+        return Err(verr(format!(
+            "cannot recover token bytes: the decoder ({}) is neither byte-level nor SentencePiece-style",
+            describe(&decoder)
+        )));
+    };
+    let byte_fallback = has("ByteFallback");
+    let leading_space = kind == VocabKind::SentencePiece
+        && decoders.iter().any(|d| {
+            let ty = d.get("type").and_then(Value::as_str);
+            (ty == Some("Strip") && d.get("start").and_then(Value::as_u64).unwrap_or(0) > 0)
+                || (ty == Some("Metaspace")
+                    && d.get("prepend_scheme")
+                        .and_then(Value::as_str)
+                        .unwrap_or("always")
+                        != "never")
+        });
+
+    let added = tok.get_added_tokens_decoder();
+    let vocab = tok.get_vocab(true);
+    let n = vocab.values().copied().max().map_or(0, |m| m as usize + 1);
+    let mut tokens = vec![Token::Unused; n];
+    let unicode_to_byte = byte_level_inverse();
+    for (text, &id) in &vocab {
+        let token = if let Some(a) = added.get(&id) {
+            Token::Special(a.content.clone())
+        } else if kind == VocabKind::ByteLevel {
+            let mut bytes = Vec::with_capacity(text.len());
+            for c in text.chars() {
+                match unicode_to_byte.get(&c) {
+                    Some(&b) => bytes.push(b),
+                    None => {
+                        return Err(verr(format!(
+                            "token {id} {text:?} has the character {c:?}, outside the byte-level alphabet"
+                        )))
+                    }
+                }
+            }
+            Token::Text(bytes)
+        } else if let Some(b) = byte_fallback.then(|| parse_byte_token(text)).flatten() {
+            Token::Text(vec![b])
+        } else {
+            Token::Text(text.replace('\u{2581}', " ").into_bytes())
+        };
+        tokens[id as usize] = token;
+    }
+    for (&id, a) in &added {
+        if (id as usize) < n {
+            tokens[id as usize] = Token::Special(a.content.clone());
+        }
+    }
+    Ok(ReadTokens {
+        tokens,
+        kind,
+        leading_space,
+    })
 }
 
 /// A decoder and, for `Sequence`, its parts.

@@ -4,7 +4,11 @@
  * greedy], and per step a fake model's logits through standin_sample
  * (llama_sampler_sample's apply / select / accept), until EOS.
  *
- *   drive ARTIFACT N_VOCAB greedy|dist SEED BUDGET|-
+ *   drive ARTIFACT VOCAB OTHER_VOCAB N_VOCAB greedy|dist SEED BUDGET|-
+ *
+ * VOCAB is the model's vocabulary (a stand-in token list, see
+ * standin_vocab_load), the one the artifact was compiled for; OTHER_VOCAB
+ * differs from it in one token, and the sampler must refuse it.
  *
  * The fake logits are seeded noise, with the padding ids (from the
  * artifact's vocab size up to N_VOCAB) and the first 64 ids boosted far
@@ -64,16 +68,21 @@ static void apply_some(struct llama_sampler *td, const llama_token *ids, size_t 
 }
 
 int main(int argc, char **argv) {
-    if (argc != 6) {
-        die("usage: drive ARTIFACT N_VOCAB greedy|dist SEED BUDGET|-");
+    if (argc != 8) {
+        die("usage: drive ARTIFACT VOCAB OTHER_VOCAB N_VOCAB greedy|dist SEED BUDGET|-");
     }
-    int32_t n_vocab = (int32_t)strtol(argv[2], NULL, 10);
-    bool greedy = strcmp(argv[3], "greedy") == 0;
-    uint32_t seed = (uint32_t)strtoul(argv[4], NULL, 10);
+    struct llama_vocab *vocab = standin_vocab_load(argv[2]);
+    struct llama_vocab *other = standin_vocab_load(argv[3]);
+    if (!vocab || !other) {
+        die("cannot read a vocabulary");
+    }
+    int32_t n_vocab = (int32_t)strtol(argv[4], NULL, 10);
+    bool greedy = strcmp(argv[5], "greedy") == 0;
+    uint32_t seed = (uint32_t)strtoul(argv[6], NULL, 10);
     uint32_t budget = 0;
     const uint32_t *budget_p = NULL;
-    if (strcmp(argv[5], "-") != 0) {
-        budget = (uint32_t)strtoul(argv[5], NULL, 10);
+    if (strcmp(argv[7], "-") != 0) {
+        budget = (uint32_t)strtoul(argv[7], NULL, 10);
         budget_p = &budget;
     }
     rng_state = seed;
@@ -85,11 +94,22 @@ int main(int argc, char **argv) {
     }
     int32_t vocab_size = (int32_t)tooldec_artifact_vocab_size(art);
 
-    /* Misuse first: a model narrower than the artifact. */
-    struct llama_sampler *bad = tooldec_llama_sampler_init(art, NULL, NULL, 0, vocab_size - 1, err, sizeof err);
+    /* The fingerprint llama.cpp's view of the vocabulary gives is the
+     * artifact's. */
+    uint8_t ours[TOOLDEC_FINGERPRINT_BYTES], theirs[TOOLDEC_FINGERPRINT_BYTES];
+    if (tooldec_llama_vocab_fingerprint(vocab, ours, err, sizeof err) != TOOLDEC_OK ||
+        tooldec_artifact_vocab_fingerprint(art, theirs) != TOOLDEC_OK) {
+        die(err);
+    }
+    printf("check fingerprint_same %d\n", memcmp(ours, theirs, sizeof ours) == 0);
+
+    /* Misuse first: another vocabulary, a model narrower than the artifact. */
+    struct llama_sampler *bad = tooldec_llama_sampler_init(art, other, NULL, NULL, 0, n_vocab, err, sizeof err);
+    printf("check other_vocab_refused %d | %s\n", bad == NULL, err);
+    bad = tooldec_llama_sampler_init(art, vocab, NULL, NULL, 0, vocab_size - 1, err, sizeof err);
     printf("check narrow_model_refused %d | %s\n", bad == NULL, err);
 
-    struct llama_sampler *td = tooldec_llama_sampler_init(art, NULL, budget_p, 4, n_vocab, err, sizeof err);
+    struct llama_sampler *td = tooldec_llama_sampler_init(art, vocab, NULL, budget_p, 4, n_vocab, err, sizeof err);
     if (!td) {
         die(err);
     }
@@ -189,5 +209,7 @@ int main(int argc, char **argv) {
     free(logits);
     free(copy);
     llama_sampler_free(chain); /* frees td too */
+    standin_vocab_free(vocab);
+    standin_vocab_free(other);
     return 0;
 }

@@ -8,7 +8,10 @@
  * std::mt19937, this from SplitMix64, so the same seed picks differently)
  * and standin_sample, the CPU path of llama_sampler_sample. Backend
  * sampling is not modelled: as in llama.cpp without it, every sampler runs
- * on the CPU.
+ * on the CPU. The vocabulary is a token list (standin_vocab_load), with the
+ * llama_token_to_piece contract of src/llama-vocab.cpp at the same commit:
+ * unknown and control tokens render only when `special`, the piece is not
+ * NUL-terminated, a short buffer gets minus the length needed.
  */
 
 #include "llama_standin.h"
@@ -16,6 +19,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void standin_abort(const char *why) {
     fprintf(stderr, "llama stand-in: %s\n", why);
@@ -355,4 +359,112 @@ llama_token standin_sample(struct llama_sampler *smpl, const float *logits, int3
     free(cur);
     llama_sampler_accept(smpl, token);
     return token;
+}
+
+/* ---- vocabulary ---- */
+
+struct standin_token {
+    enum llama_token_attr attr;
+    char *piece;
+    int32_t len;
+};
+
+struct llama_vocab {
+    struct standin_token *tokens;
+    int32_t n;
+};
+
+static bool read_u32(FILE *f, uint32_t *v) {
+    unsigned char b[4];
+    if (fread(b, 1, 4, f) != 4) {
+        return false;
+    }
+    *v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+    return true;
+}
+
+struct llama_vocab *standin_vocab_load(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        return NULL;
+    }
+    uint32_t n = 0;
+    struct llama_vocab *v = NULL;
+    if (!read_u32(f, &n) || n > INT32_MAX / 2) {
+        goto fail;
+    }
+    v = xmalloc(sizeof *v);
+    v->n = 0;
+    v->tokens = xmalloc((size_t)n * sizeof *v->tokens);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t attr, len;
+        if (!read_u32(f, &attr) || !read_u32(f, &len) || len > 1u << 20) {
+            goto fail;
+        }
+        struct standin_token *t = &v->tokens[i];
+        t->attr = (enum llama_token_attr)attr;
+        t->len = (int32_t)len;
+        t->piece = xmalloc(len);
+        v->n = (int32_t)i + 1;
+        if (len > 0 && fread(t->piece, 1, len, f) != len) {
+            goto fail;
+        }
+    }
+    fclose(f);
+    return v;
+fail:
+    fclose(f);
+    standin_vocab_free(v);
+    return NULL;
+}
+
+void standin_vocab_free(struct llama_vocab *vocab) {
+    if (!vocab) {
+        return;
+    }
+    for (int32_t i = 0; i < vocab->n; i++) {
+        free(vocab->tokens[i].piece);
+    }
+    free(vocab->tokens);
+    free(vocab);
+}
+
+int32_t llama_vocab_n_tokens(const struct llama_vocab *vocab) {
+    return vocab->n;
+}
+
+enum llama_token_attr llama_vocab_get_attr(const struct llama_vocab *vocab, llama_token token) {
+    if (token < 0 || token >= vocab->n) {
+        standin_abort("GGML_ASSERT(type != LLAMA_VOCAB_TYPE_NONE) / id_to_token.at(id) out of range");
+    }
+    return vocab->tokens[token].attr;
+}
+
+int32_t llama_token_to_piece(const struct llama_vocab *vocab,
+                             llama_token token,
+                             char *buf,
+                             int32_t length,
+                             int32_t lstrip,
+                             bool special) {
+    if (token < 0 || token >= vocab->n) {
+        return 0;
+    }
+    const struct standin_token *t = &vocab->tokens[token];
+    if (!special && (t->attr & (LLAMA_TOKEN_ATTR_UNKNOWN | LLAMA_TOKEN_ATTR_CONTROL))) {
+        return 0;
+    }
+    const char *p = t->piece;
+    int32_t n = t->len;
+    while (lstrip > 0 && n > 0 && *p == ' ') {
+        p++;
+        n--;
+        lstrip--;
+    }
+    if (n > length) {
+        return -n;
+    }
+    if (n > 0) {
+        memcpy(buf, p, (size_t)n);
+    }
+    return n;
 }

@@ -13,9 +13,15 @@
  * layout it has against llama.h. The ggml types the backend hooks mention
  * are opaque here, as a CPU sampler never dereferences them.
  *
+ * The vocabulary functions the sampler reads (llama_vocab_n_tokens,
+ * llama_vocab_get_attr, llama_token_to_piece) and enum llama_token_attr are
+ * matched against the same llama.h (its "Vocab" and "Tokenization"
+ * sections); struct llama_vocab stays opaque, as there.
+ *
  * Beyond llama.h: standin_sample(), which does what llama_sampler_sample()
  * does once it has the logits of one output (llama.cpp reads them from a
- * llama_context; here the caller passes them).
+ * llama_context; here the caller passes them), and standin_vocab_load(),
+ * which makes a vocabulary from a token list instead of a GGUF file.
  */
 
 #ifndef LLAMA_STANDIN_H
@@ -34,6 +40,25 @@ extern "C" {
 #define LLAMA_TOKEN_NULL -1
 
 typedef int32_t llama_token;
+
+/* A model's vocabulary, opaque (llama_model_get_vocab gives it). */
+struct llama_vocab;
+
+/* Token attributes, a bit set (llama.cpp sets them from the GGUF token
+ * types: normal, unknown, control, user-defined, unused, byte). */
+enum llama_token_attr {
+    LLAMA_TOKEN_ATTR_UNDEFINED = 0,
+    LLAMA_TOKEN_ATTR_UNKNOWN = 1 << 0,
+    LLAMA_TOKEN_ATTR_UNUSED = 1 << 1,
+    LLAMA_TOKEN_ATTR_NORMAL = 1 << 2,
+    LLAMA_TOKEN_ATTR_CONTROL = 1 << 3,
+    LLAMA_TOKEN_ATTR_USER_DEFINED = 1 << 4,
+    LLAMA_TOKEN_ATTR_BYTE = 1 << 5,
+    LLAMA_TOKEN_ATTR_NORMALIZED = 1 << 6,
+    LLAMA_TOKEN_ATTR_LSTRIP = 1 << 7,
+    LLAMA_TOKEN_ATTR_RSTRIP = 1 << 8,
+    LLAMA_TOKEN_ATTR_SINGLE_WORD = 1 << 9,
+};
 
 /* ggml, opaque. */
 struct ggml_tensor;
@@ -119,6 +144,28 @@ LLAMA_API int llama_sampler_chain_n(const struct llama_sampler *chain);
 
 LLAMA_API struct llama_sampler *llama_sampler_init_greedy(void);
 LLAMA_API struct llama_sampler *llama_sampler_init_dist(uint32_t seed);
+
+LLAMA_API int32_t llama_vocab_n_tokens(const struct llama_vocab *vocab);
+LLAMA_API enum llama_token_attr llama_vocab_get_attr(const struct llama_vocab *vocab, llama_token token);
+
+/* Token id -> piece: the token's bytes as decoded text (a byte token its
+ * byte; control and unknown tokens their text only when `special`).
+ * Writes no NUL; returns the length, or minus the length needed when
+ * `length` is too small; skips up to `lstrip` leading spaces. */
+LLAMA_API int32_t llama_token_to_piece(const struct llama_vocab *vocab,
+                                       llama_token token,
+                                       char *buf,
+                                       int32_t length,
+                                       int32_t lstrip,
+                                       bool special);
+
+/* Stand-in only: a vocabulary read from `path`, a token list: a
+ * little-endian uint32 count, then per token its attributes and the
+ * length of its piece (uint32 each, little-endian) and the piece's bytes
+ * (what llama_token_to_piece with special = true gives). NULL if the file
+ * cannot be read or is malformed. */
+struct llama_vocab *standin_vocab_load(const char *path);
+void standin_vocab_free(struct llama_vocab *vocab);
 
 /* Stand-in only: llama_sampler_sample() for one output whose `n_vocab`
  * logits are given: builds the candidate array (id i, logit logits[i],
