@@ -56,11 +56,7 @@ pub fn explain(v: &View<'_>, entry: Option<&str>, tokens: &[u32], source: &str) 
             None => String::new(),
         }
     );
-    // The text accepted so far, and where the tool name being written
-    // began in it.
-    let mut text: Vec<u8> = Vec::new();
-    let mut name_from: Option<usize> = None;
-    let mut tool: Option<String> = None;
+    let mut w = Walked::default();
     for (i, &t) in tokens.iter().enumerate() {
         let Some(state) = m.state() else {
             let _ = writeln!(
@@ -79,48 +75,18 @@ pub fn explain(v: &View<'_>, entry: Option<&str>, tokens: &[u32], source: &str) 
             if g.is_eos(t) {
                 continue;
             }
-            let bytes = g.token_bytes(t).unwrap_or_default();
-            let mut s = state;
-            for &b in bytes {
-                let in_name = v.in_name(s);
-                match (in_name, name_from) {
-                    (true, None) => name_from = Some(text.len()),
-                    (false, Some(from)) => {
-                        tool = Some(name_text(&text[from..]));
-                        name_from = None;
-                    }
-                    _ => {}
-                }
-                text.push(b);
-                s = g.next_state(s, b);
-            }
+            w.follow(v, state, g.token_bytes(t).unwrap_or_default());
             continue;
         }
-        // Refused: say why, where, and what was allowed.
         let _ = writeln!(
             o,
             "rejected: token {} of {} (id {t}, {}) at byte {}",
             i + 1,
             tokens.len(),
             v.token(t),
-            thousands(text.len() as u64)
+            thousands(w.text.len() as u64)
         );
-        let focus = place(o, v, &text, state, tool.as_deref());
-        let _ = writeln!(o, "  why: {}", why(v, state, t, m.tokens_left()));
-        if let Some(from) = name_from {
-            let dies = g
-                .token_bytes(t)
-                .filter(|b| !b.is_empty() && g.walk(state, b).is_none());
-            let _ = writeln!(o, "  {}", name_hint(v, &text[from..], dies));
-        } else if let Some(tool) = &tool {
-            let in_args = v.labels[state as usize]
-                .iter()
-                .any(|&r| !v.args_tools(r).is_empty());
-            if in_args {
-                let _ = writeln!(o, "  writing the call of `{tool}`");
-            }
-        }
-        allowed(o, v, state, m.tokens_left(), focus);
+        refused(o, v, &w, state, t, m.tokens_left());
         return Explained {
             report: out,
             accepted: false,
@@ -147,27 +113,84 @@ pub fn explain(v: &View<'_>, entry: Option<&str>, tokens: &[u32], source: &str) 
             accepted: true,
         };
     }
+    incomplete(o, v, &w, state, m.tokens_left());
+    Explained {
+        report: out,
+        accepted: false,
+    }
+}
+
+/// What the walk has accepted so far.
+#[derive(Default)]
+struct Walked {
+    /// The text accepted so far.
+    text: Vec<u8>,
+    /// Where in `text` the tool name being written began.
+    name_from: Option<usize>,
+    /// The last tool name written.
+    tool: Option<String>,
+}
+
+impl Walked {
+    /// Appends an accepted token's bytes, read from `state`, noting where
+    /// a tool name begins and, once it ends, which tool it names.
+    fn follow(&mut self, v: &View<'_>, state: u32, bytes: &[u8]) {
+        let mut s = state;
+        for &b in bytes {
+            match (v.in_name(s), self.name_from) {
+                (true, None) => self.name_from = Some(self.text.len()),
+                (false, Some(from)) => {
+                    self.tool = Some(name_text(&self.text[from..]));
+                    self.name_from = None;
+                }
+                _ => {}
+            }
+            self.text.push(b);
+            s = v.g.next_state(s, b);
+        }
+    }
+}
+
+/// Token `t` refused in `state`: say why, where, and what was allowed.
+fn refused(o: &mut String, v: &View<'_>, w: &Walked, state: u32, t: u32, left: Option<u32>) {
+    let g = &v.g;
+    let focus = place(o, v, &w.text, state, w.tool.as_deref());
+    let _ = writeln!(o, "  why: {}", why(v, state, t, left));
+    if let Some(from) = w.name_from {
+        let dies = g
+            .token_bytes(t)
+            .filter(|b| !b.is_empty() && g.walk(state, b).is_none());
+        let _ = writeln!(o, "  {}", name_hint(v, &w.text[from..], dies));
+    } else if let Some(tool) = &w.tool {
+        let in_args = v.labels[state as usize]
+            .iter()
+            .any(|&r| !v.args_tools(r).is_empty());
+        if in_args {
+            let _ = writeln!(o, "  writing the call of `{tool}`");
+        }
+    }
+    allowed(o, v, state, left, focus);
+}
+
+/// The text ended in `state`, before the output is complete.
+fn incomplete(o: &mut String, v: &View<'_>, w: &Walked, state: u32, left: Option<u32>) {
     let _ = writeln!(
         o,
         "incomplete: the text ends before the output is complete, at byte {}",
-        thousands(text.len() as u64)
+        thousands(w.text.len() as u64)
     );
-    let focus = place(o, v, &text, state, tool.as_deref());
-    if let Some(d) = g.distance(state) {
+    let focus = place(o, v, &w.text, state, w.tool.as_deref());
+    if let Some(d) = v.g.distance(state) {
         let _ = writeln!(
             o,
             "  the shortest completion takes {d} more token{}",
             if d == 1 { "" } else { "s" }
         );
     }
-    if let Some(from) = name_from {
-        let _ = writeln!(o, "  {}", name_hint(v, &text[from..], None));
+    if let Some(from) = w.name_from {
+        let _ = writeln!(o, "  {}", name_hint(v, &w.text[from..], None));
     }
-    allowed(o, v, state, m.tokens_left(), focus);
-    Explained {
-        report: out,
-        accepted: false,
-    }
+    allowed(o, v, state, left, focus);
 }
 
 /// Where the walk stopped: the text so far and the state in words (only
