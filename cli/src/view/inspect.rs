@@ -215,7 +215,7 @@ fn tools(o: &mut String, v: &View<'_>) {
 /// Bytes per section of the payload.
 fn sections(o: &mut String, src: &Source<'_>) {
     let _ = writeln!(o, "sections      bytes");
-    let count = word(src.payload, 21) as usize;
+    let count = word(src.payload, layout::hdr::N_SECTIONS) as usize;
     let total: u64 = src.payload.len() as u64;
     let table_bytes = (layout::HEADER_WORDS + 3 * count) * 4;
     let _ = writeln!(
