@@ -87,7 +87,7 @@ fn the_counter_counts() {
 #[test]
 fn serving_allocates_nothing() {
     let sg = weather();
-    let g = *sg.grammar();
+    let g = sg.grammar();
     let vocab = g.vocab_size();
     // Buffers and histories are the caller's, made before serving.
     let mut words = vec![0u32; g.mask_words()];
@@ -116,7 +116,14 @@ fn serving_allocates_nothing() {
                 let _ = rm.forced_bytes(&mut forced);
                 let _ = owned.forced_bytes(&mut forced);
                 assert!(fill_batch(
-                    [&m, rm.matcher(), owned.matcher(), &m],
+                    [&m, rm.matcher(), &m, rm.matcher()],
+                    &mut batch,
+                    g.mask_words() + 3
+                ));
+                // Owned matchers batch the same way (one handle type per
+                // batch: the rows of an engine's batch are all alike).
+                assert!(fill_batch(
+                    [owned.matcher(), owned.matcher()],
                     &mut batch,
                     g.mask_words() + 3
                 ));

@@ -1,9 +1,11 @@
 //! Golden artifacts: the committed files load and serve, and compiling
 //! their sources again gives the same bytes (builds are reproducible).
 
+use std::sync::Arc;
 use tooldec_compiler::vocab::Vocab;
 use tooldec_compiler::{compile, spec, Options};
-use tooldec_runtime::Artifact;
+
+use tooldec_runtime::{Artifact, Grammar, SharedGrammar};
 
 fn root(rel: &str) -> String {
     format!("{}/../{rel}", env!("CARGO_MANIFEST_DIR"))
@@ -41,6 +43,64 @@ fn weather_gpt2_is_reproducible_and_serves() {
     assert!(m.is_accepting() && !m.is_terminated());
     assert!(m.accept_token(50256));
     assert!(m.is_terminated());
+}
+
+/// The codec reads what it writes: the sections read from the golden
+/// payload, written again, are the same bytes.
+#[test]
+fn the_codec_writes_what_it_reads() {
+    let art = Artifact::open(root("artifacts/weather-gpt2.tdm")).unwrap();
+    let g = art.grammar();
+    assert_eq!(g.payload().to_bytes().unwrap(), art.payload());
+}
+
+/// One payload held owned, borrowed and shared serves the same masks, and
+/// matchers over a borrowed grammar and over a shared handle agree.
+#[test]
+fn owned_borrowed_and_shared_storage_serve_alike() {
+    let owned = Artifact::open(root("artifacts/weather-gpt2.tdm")).unwrap();
+    let words: Vec<u32> = owned
+        .payload()
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let borrowed = Artifact::new(&words[..]).unwrap();
+    let shared = Artifact::new(Arc::<[u32]>::from(&words[..])).unwrap();
+    let handle = SharedGrammar::from_bytes(owned.payload()).unwrap();
+    let views: [Grammar<'_>; 4] = [
+        owned.grammar(),
+        borrowed.grammar(),
+        shared.grammar(),
+        handle.grammar(),
+    ];
+    let g = owned.grammar();
+    let mut want = vec![0u32; g.mask_words()];
+    let mut got = vec![0u32; g.mask_words()];
+    for v in &views {
+        assert_eq!(v.payload().to_bytes().unwrap(), owned.payload());
+        for s in 0..g.state_count() as u32 {
+            g.fill_budget_mask(s, u32::MAX, &mut want);
+            v.fill_budget_mask(s, u32::MAX, &mut got);
+            assert_eq!(want, got, "state {s}");
+        }
+    }
+    let mut m = g.matcher();
+    let mut om = handle.matcher(None, None, 4).unwrap();
+    for _ in 0..40 {
+        m.fill_mask(&mut want);
+        om.fill_mask(&mut got);
+        assert_eq!(want, got);
+        let Some(t) = want
+            .iter()
+            .enumerate()
+            .find(|(_, w)| **w != 0)
+            .map(|(i, w)| i as u32 * 32 + w.trailing_zeros())
+        else {
+            break;
+        };
+        assert!(m.accept_token(t) && om.accept_token(t));
+        assert_eq!(m.state(), om.matcher().state());
+    }
 }
 
 /// Greedy longest-match tokenization over the vocab: not how BPE splits,

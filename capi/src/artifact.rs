@@ -39,7 +39,7 @@ impl tooldec_artifact {
         }
     }
 
-    pub(crate) fn grammar(&self) -> &Grammar<'_> {
+    pub(crate) fn grammar(&self) -> Grammar<'_> {
         self.shared.grammar()
     }
 }

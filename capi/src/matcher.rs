@@ -169,7 +169,7 @@ pub unsafe extern "C" fn tooldec_matcher_new(
                         TOOLDEC_ERR_NO_ENTRY,
                         format_args!(
                             "the artifact's format has no entry point \"{name}\" (it has {})",
-                            Entries(g)
+                            Entries(&g)
                         ),
                     );
                 }
@@ -280,7 +280,7 @@ pub unsafe extern "C" fn tooldec_matcher_reset_to(
             // `h.error` and `h.inner` are disjoint borrows.
             h.error.set(format_args!(
                 "the artifact's format has no entry point \"{name}\" (it has {})",
-                Entries(g)
+                Entries(&g)
             ));
             return TOOLDEC_ERR_NO_ENTRY;
         };

@@ -506,16 +506,16 @@ fn compile_machine(
     progress(Progress::Start("write"));
     let t = Instant::now();
     let meta = metadata(set, vocab, opts, &machine);
-    let (payload, forms) = write::payload(
+    let (payload, forms) = write::payload(&write::Input {
         dfa,
-        &machine.entries,
-        &masks,
-        &text,
+        entries: &machine.entries,
+        crossed: &masks,
+        text: &text,
         vocab,
         vocab_size,
-        opts.max_tokens,
-        &meta,
-    )?;
+        max_tokens: opts.max_tokens,
+        meta: &meta,
+    })?;
     let artifact = match opts.zstd_level {
         Some(level) => write::compress(&payload, level)?,
         None => payload.clone(),

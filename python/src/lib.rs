@@ -17,6 +17,7 @@ use pyo3::exceptions::{
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 use pyo3::{ffi, intern};
+use tooldec_runtime::layout::reserved;
 use tooldec_runtime::{Error, OwnedMatcher, SharedGrammar};
 
 /// Rollback capacity of a matcher when none is given: enough for any
@@ -235,9 +236,9 @@ impl Artifact {
         let g = self.shared.grammar();
         let t = to_token(token_id).filter(|&t| (t as usize) < g.token_count())?;
         let bytes = g.token_bytes(t).unwrap_or(&[]);
-        // A special token the grammar uses is stored as 0xFF + its id:
-        // bytes that are never text.
-        let text = if bytes.first().is_some_and(|&b| b >= 0xFE) {
+        // A special token the grammar uses is stored as its marker
+        // (`reserved::SPECIAL` + its id): bytes that are never text.
+        let text = if bytes.first().is_some_and(|&b| reserved::is_reserved(b)) {
             &[][..]
         } else {
             bytes
@@ -409,7 +410,10 @@ struct Rows {
 /// are disjoint.
 #[derive(Clone, Copy)]
 struct SendPtr(*mut u32);
+// SAFETY: see above: the pointee outlives every use on the other thread,
+// and each row is written through one slice only.
 unsafe impl Send for SendPtr {}
+// SAFETY: as for `Send`; the pointer itself is only copied.
 unsafe impl Sync for SendPtr {}
 
 impl Rows {
@@ -475,6 +479,7 @@ impl Rows {
         if rc != 0 {
             let err = PyErr::fetch(py);
             // Readable but not writable?
+            // SAFETY: as above; a successful export is released just below.
             let rc = unsafe { PyObject_GetBuffer(obj.as_ptr(), &mut *view, PYBUF_STRIDES) };
             if rc == 0 {
                 drop(BufferGuard(view));
@@ -606,7 +611,9 @@ impl Rows {
     /// # Safety
     /// `i < self.rows`, and no other live slice covers this row.
     unsafe fn row(ptr: SendPtr, stride: usize, words: usize, i: usize) -> &'static mut [u32] {
-        std::slice::from_raw_parts_mut(ptr.0.add(i * stride), words)
+        // SAFETY: row `i` lies inside the checked buffer (the caller's
+        // contract), and no other slice covers it.
+        unsafe { std::slice::from_raw_parts_mut(ptr.0.add(i * stride), words) }
     }
 }
 
@@ -804,7 +811,7 @@ impl Matcher {
     /// The DFA state (None once terminated); for debugging.
     #[getter]
     fn state(&self) -> Option<u32> {
-        self.inner.state()
+        self.inner.matcher().state()
     }
 
     /// Mask width in tokens (the artifact's `vocab_size`).
@@ -823,7 +830,7 @@ impl Matcher {
     #[getter]
     fn artifact(&self) -> Artifact {
         Artifact {
-            shared: self.inner.shared().clone(),
+            shared: self.inner.matcher().handle().clone(),
             path: None,
         }
     }
@@ -832,7 +839,7 @@ impl Matcher {
         format!(
             "tooldec.Matcher(state={:?}, accepting={}, terminated={}, tokens_left={:?}, \
              rollback_depth={}/{})",
-            self.inner.state(),
+            self.inner.matcher().state(),
             self.inner.is_accepting(),
             self.inner.is_terminated(),
             self.inner.tokens_left(),

@@ -37,10 +37,8 @@ pub(crate) enum ErrorKind {
         stored: u32,
     },
     /// The file is shorter than its envelope says.
-    #[cfg(feature = "std")]
     Truncated { says: u64, has: u64 },
     /// The file is longer than its envelope says.
-    #[cfg(feature = "std")]
     Trailing { says: u64, has: u64 },
     /// The artifact was compiled for another vocabulary: its label, and
     /// the first bytes of both fingerprints (what the message shows; the
@@ -87,11 +85,16 @@ pub(crate) enum ErrorKind {
     Utf8,
     /// The artifact was built for a different vocabulary.
     Mismatch { what: &'static str },
+    /// The file could not be read.
     #[cfg(feature = "std")]
     Io(std::io::Error),
-    #[cfg(feature = "std")]
+    /// zstd refused the compressed data.
+    #[cfg(feature = "zstd")]
     Decompress(std::io::Error),
-    #[cfg(feature = "std")]
+    /// The artifact is compressed and this build cannot decompress it.
+    #[cfg(all(feature = "std", not(feature = "zstd")))]
+    NoZstd,
+    /// A compressed artifact claims to expand past the limit.
     TooLarge { limit: u64, found: u64 },
 }
 
@@ -101,10 +104,8 @@ pub(crate) enum Part {
     /// The payload (header word 22).
     Payload { len: u64 },
     /// The envelope of a compressed file (its bytes 0-39).
-    #[cfg(feature = "std")]
     Envelope,
     /// The zstd frame after the envelope.
-    #[cfg(feature = "std")]
     Data { start: u64, end: u64 },
 }
 
@@ -248,6 +249,67 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use ErrorKind::*;
         match &self.kind {
+            TooShort { .. } | Alignment | Magic | Compressed | Endianness | Version { .. } => {
+                self.fmt_envelope(f)
+            }
+            Corrupt {
+                part,
+                computed,
+                stored,
+            } => fmt_corrupt(f, *part, *computed, *stored),
+            VersionDamaged { found } => write!(
+                f,
+                "corrupt artifact: the header's version word reads {found}, but the payload's \
+                 checksum holds for version {}: the version word was damaged",
+                crate::layout::VERSION
+            ),
+            Vocabulary {
+                label,
+                artifact,
+                given,
+            } => fmt_vocabulary(f, label, artifact, given),
+            LogitsWidth { logits, vocab } => write!(
+                f,
+                "the model's logits width {logits} is smaller than the artifact's vocab size \
+                 {vocab}: compile the artifact with --vocab-size {logits}, or for the model it \
+                 serves"
+            ),
+            Budget { need, budget } if *need == crate::layout::NO_DISTANCE => write!(
+                f,
+                "token budget {budget}: no sequence of tokens completes the output from here"
+            ),
+            Budget { need, budget } => write!(
+                f,
+                "token budget {budget} is too small: the shortest complete output from here takes {need} tokens"
+            ),
+            NoEntry => write!(f, "the artifact's format has no such entry point"),
+            Mismatch { what } => write!(f, "vocabulary mismatch: {what}"),
+            Field { .. }
+            | Range { .. }
+            | Section { .. }
+            | Order { .. }
+            | DeltaChain { .. }
+            | TierOrder { .. }
+            | TierList { .. }
+            | TierRef { .. }
+            | Utf8 => self.fmt_structure(f),
+            Truncated { .. } | Trailing { .. } | TooLarge { .. } => self.fmt_file(f),
+            #[cfg(feature = "std")]
+            Io(_) => self.fmt_file(f),
+            #[cfg(all(feature = "std", not(feature = "zstd")))]
+            NoZstd => self.fmt_file(f),
+            #[cfg(feature = "zstd")]
+            Decompress(_) => self.fmt_file(f),
+        }
+    }
+}
+
+impl Error {
+    /// What the first bytes say: too short, misaligned, not an artifact,
+    /// compressed, another byte order or version.
+    fn fmt_envelope(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use ErrorKind::*;
+        match &self.kind {
             TooShort { what, need, have } => write!(
                 f,
                 "artifact truncated: {what} needs {need} bytes, only {have} present"
@@ -261,7 +323,7 @@ impl fmt::Display for Error {
             Compressed => write!(
                 f,
                 "the artifact is zstd-compressed: decompress it first, use Artifact::open \
-                 (std feature), or compile with --uncompressed"
+                 (zstd feature), or compile with --uncompressed"
             ),
             Endianness => write!(
                 f,
@@ -269,98 +331,36 @@ impl fmt::Display for Error {
             ),
             Version { found } => {
                 let v = crate::layout::VERSION;
-                write!(f, "artifact format version {found}; this runtime reads version {v}")?;
+                write!(
+                    f,
+                    "artifact format version {found}; this runtime reads version {v}"
+                )?;
                 if *found < v {
-                    write!(f, " (recompile the artifact with this release's tooldec-compile)")
+                    write!(
+                        f,
+                        " (recompile the artifact with this release's tooldec-compile)"
+                    )
                 } else {
                     write!(f, " (it needs a newer tooldec runtime)")
                 }
             }
-            VersionDamaged { found } => write!(
-                f,
-                "corrupt artifact: the header's version word reads {found}, but the payload's \
-                 checksum holds for version {}: the version word was damaged",
-                crate::layout::VERSION
-            ),
-            Corrupt {
-                part,
-                computed,
-                stored,
-            } => {
-                write!(f, "corrupt artifact: ")?;
-                match part {
-                    Part::Payload { len } => write!(
-                        f,
-                        "the CRC-32C of the {len}-byte payload is {computed:08x}, its header \
-                         (word 22) records {stored:08x}"
-                    )?,
-                    #[cfg(feature = "std")]
-                    Part::Envelope => write!(
-                        f,
-                        "the envelope (bytes 0-39) fails its CRC-32C check: computed \
-                         {computed:08x}, recorded {stored:08x}"
-                    )?,
-                    #[cfg(feature = "std")]
-                    Part::Data { start, end } => write!(
-                        f,
-                        "the compressed data (bytes {start}-{}) has CRC-32C {computed:08x}, \
-                         the envelope records {stored:08x}",
-                        end - 1
-                    )?,
-                }
-                write!(f, "; the file was damaged or edited after it was written")
-            }
-            #[cfg(feature = "std")]
-            Truncated { says, has } => write!(
-                f,
-                "artifact truncated: the artifact says {says} bytes, the file has {has}"
-            ),
-            #[cfg(feature = "std")]
-            Trailing { says, has } => write!(
-                f,
-                "invalid artifact: the artifact says {says} bytes, the file has {has} \
-                 ({} bytes after its end)",
-                has - says
-            ),
-            Vocabulary {
-                label,
-                artifact,
-                given,
-            } => {
-                write!(f, "artifact was compiled for ")?;
-                match label.as_str() {
-                    Some(s) => {
-                        write!(f, "vocabulary \"{}", s.escape_debug())?;
-                        if label.cut {
-                            write!(f, "\u{2026}")?;
-                        }
-                        write!(f, "\" ")?;
-                    }
-                    None => write!(f, "another vocabulary ")?,
-                }
-                write!(
-                    f,
-                    "(sha256 {}), not this one (sha256 {})",
-                    Short(artifact),
-                    Short(given)
-                )
-            }
-            LogitsWidth { logits, vocab } => write!(
-                f,
-                "the model's logits width {logits} is smaller than the artifact's vocab size \
-                 {vocab}: compile the artifact with --vocab-size {logits}, or for the model it \
-                 serves"
-            ),
+            // The other kinds are not formatted here (see `fmt`).
+            _ => Ok(()),
+        }
+    }
+
+    /// A section that breaks the layout's rules.
+    fn fmt_structure(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use ErrorKind::*;
+        match &self.kind {
             Field {
                 what,
                 expected,
                 found,
-            } => {
-                write!(
-                    f,
-                    "invalid artifact: {what} is {found}, expected {expected}"
-                )
-            }
+            } => write!(
+                f,
+                "invalid artifact: {what} is {found}, expected {expected}"
+            ),
             Range {
                 what,
                 index,
@@ -385,42 +385,114 @@ impl fmt::Display for Error {
                  tier, or it has tiers and no distance"
             ),
             TierList { pair, why } => {
-                write!(f, "invalid artifact: pair {pair} of the budget tiers (TIERS) {why}")
+                write!(
+                    f,
+                    "invalid artifact: pair {pair} of the budget tiers (TIERS) {why}"
+                )
             }
             TierRef { state } => write!(
                 f,
                 "invalid artifact: the budget tiers of state {state} are not one whole list of \
                  TIERS (a list starts after its head pair and has its length)"
             ),
-            Budget { need, budget } if *need == crate::layout::NO_DISTANCE => write!(
-                f,
-                "token budget {budget}: no sequence of tokens completes the output from here"
-            ),
-            Budget { need, budget } => write!(
-                f,
-                "token budget {budget} is too small: the shortest complete output from here takes {need} tokens"
-            ),
-            NoEntry => write!(f, "the artifact's format has no such entry point"),
             Utf8 => write!(f, "invalid artifact: the metadata section is not UTF-8"),
-            Mismatch { what } => write!(f, "vocabulary mismatch: {what}"),
+            // The other kinds are not formatted here (see `fmt`).
+            _ => Ok(()),
+        }
+    }
+
+    /// Reading and decompressing a file.
+    fn fmt_file(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use ErrorKind::*;
+        match &self.kind {
+            Truncated { says, has } => write!(
+                f,
+                "artifact truncated: the artifact says {says} bytes, the file has {has}"
+            ),
+            Trailing { says, has } => write!(
+                f,
+                "invalid artifact: the artifact says {says} bytes, the file has {has} \
+                 ({} bytes after its end)",
+                has - says
+            ),
             #[cfg(feature = "std")]
             Io(e) => write!(f, "cannot read artifact: {e}"),
-            #[cfg(feature = "std")]
+            #[cfg(feature = "zstd")]
             Decompress(e) => write!(f, "cannot decompress artifact: {e}"),
-            #[cfg(feature = "std")]
+            #[cfg(all(feature = "std", not(feature = "zstd")))]
+            NoZstd => write!(
+                f,
+                "the artifact is zstd-compressed and this tooldec runtime was built without its \
+                 `zstd` feature: enable the feature, decompress the file first (zstd -d), or \
+                 compile with --uncompressed"
+            ),
             TooLarge { limit, found } => write!(
                 f,
                 "artifact too large: it decompresses to {found} bytes, the limit is {limit}"
             ),
+            // The other kinds are not formatted here (see `fmt`).
+            _ => Ok(()),
         }
     }
+}
+
+/// A checksum that does not match, and which bytes it covers.
+fn fmt_corrupt(f: &mut fmt::Formatter<'_>, part: Part, computed: u32, stored: u32) -> fmt::Result {
+    write!(f, "corrupt artifact: ")?;
+    match part {
+        Part::Payload { len } => write!(
+            f,
+            "the CRC-32C of the {len}-byte payload is {computed:08x}, its header \
+             (word 22) records {stored:08x}"
+        )?,
+        Part::Envelope => write!(
+            f,
+            "the envelope (bytes 0-39) fails its CRC-32C check: computed \
+             {computed:08x}, recorded {stored:08x}"
+        )?,
+        Part::Data { start, end } => write!(
+            f,
+            "the compressed data (bytes {start}-{}) has CRC-32C {computed:08x}, \
+             the envelope records {stored:08x}",
+            end - 1
+        )?,
+    }
+    write!(f, "; the file was damaged or edited after it was written")
+}
+
+/// The vocabulary an artifact was compiled for against the one given.
+fn fmt_vocabulary(
+    f: &mut fmt::Formatter<'_>,
+    label: &Label,
+    artifact: &[u8; 8],
+    given: &[u8; 8],
+) -> fmt::Result {
+    write!(f, "artifact was compiled for ")?;
+    match label.as_str() {
+        Some(s) => {
+            write!(f, "vocabulary \"{}", s.escape_debug())?;
+            if label.cut {
+                write!(f, "\u{2026}")?;
+            }
+            write!(f, "\" ")?;
+        }
+        None => write!(f, "another vocabulary ")?,
+    }
+    write!(
+        f,
+        "(sha256 {}), not this one (sha256 {})",
+        Short(artifact),
+        Short(given)
+    )
 }
 
 #[cfg(feature = "std")]
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
-            ErrorKind::Io(e) | ErrorKind::Decompress(e) => Some(e),
+            ErrorKind::Io(e) => Some(e),
+            #[cfg(feature = "zstd")]
+            ErrorKind::Decompress(e) => Some(e),
             _ => None,
         }
     }

@@ -1,6 +1,6 @@
 //! Rollback with a fixed capacity, for speculative decoding.
 
-use crate::{Error, Matcher};
+use crate::{Error, Grammar, GrammarHandle, MatcherOf};
 
 /// A matcher's position before one accepted token: what a
 /// [`RollbackMatcher`] stores per token it can undo (8 bytes).
@@ -10,7 +10,7 @@ pub struct Checkpoint {
     pub(crate) left: u32,
 }
 
-/// A [`Matcher`] that can undo its last tokens: up to the capacity of the
+/// A matcher ([`MatcherOf`]) that can undo its last tokens: up to the capacity of the
 /// history storage it was given at creation (an array, a boxed slice, a
 /// borrowed slice), so accepting and rolling back never allocate.
 ///
@@ -28,8 +28,8 @@ pub struct Checkpoint {
 /// # }
 /// ```
 #[derive(Clone, Debug)]
-pub struct RollbackMatcher<'g, H> {
-    matcher: Matcher<'g>,
+pub struct RollbackMatcher<G, H> {
+    matcher: MatcherOf<G>,
     history: H,
     /// Where the next checkpoint goes (a ring over `history`).
     head: usize,
@@ -37,9 +37,9 @@ pub struct RollbackMatcher<'g, H> {
     len: usize,
 }
 
-impl<'g, H: AsRef<[Checkpoint]> + AsMut<[Checkpoint]>> RollbackMatcher<'g, H> {
+impl<G: GrammarHandle, H: AsRef<[Checkpoint]> + AsMut<[Checkpoint]>> RollbackMatcher<G, H> {
     /// Wraps `matcher`; `history.len()` tokens can be rolled back.
-    pub fn new(matcher: Matcher<'g>, history: H) -> Self {
+    pub fn new(matcher: MatcherOf<G>, history: H) -> Self {
         RollbackMatcher {
             matcher,
             history,
@@ -59,8 +59,13 @@ impl<'g, H: AsRef<[Checkpoint]> + AsMut<[Checkpoint]>> RollbackMatcher<'g, H> {
     }
 
     /// The matcher at the current position (for masks and queries).
-    pub fn matcher(&self) -> &Matcher<'g> {
+    pub fn matcher(&self) -> &MatcherOf<G> {
         &self.matcher
+    }
+
+    /// The grammar, borrowed from the matcher's handle.
+    pub fn grammar(&self) -> Grammar<'_> {
+        self.matcher.handle().grammar()
     }
 
     /// Advances by one token, remembering the position before it; false
@@ -115,7 +120,7 @@ impl<'g, H: AsRef<[Checkpoint]> + AsMut<[Checkpoint]>> RollbackMatcher<'g, H> {
         self.forget();
     }
 
-    /// Restarts at entry point `name` (see [`Matcher::reset_to`]); forgets
+    /// Restarts at entry point `name` (see [`MatcherOf::reset_to`]); forgets
     /// the history when it succeeds.
     pub fn reset_to(&mut self, name: &str) -> bool {
         let ok = self.matcher.reset_to(name);
@@ -125,7 +130,7 @@ impl<'g, H: AsRef<[Checkpoint]> + AsMut<[Checkpoint]>> RollbackMatcher<'g, H> {
         ok
     }
 
-    /// Sets the tokens left from here on (see [`Matcher::set_budget`]).
+    /// Sets the tokens left from here on (see [`MatcherOf::set_budget`]).
     /// Rolling back restores the tokens left of the earlier position.
     pub fn set_budget(&mut self, left: Option<u32>) -> Result<(), Error> {
         self.matcher.set_budget(left)
@@ -138,7 +143,7 @@ impl<'g, H: AsRef<[Checkpoint]> + AsMut<[Checkpoint]>> RollbackMatcher<'g, H> {
         self.len = 0;
     }
 
-    /// See [`Matcher::fill_mask`].
+    /// See [`MatcherOf::fill_mask`].
     ///
     /// # Panics
     /// If `out` is shorter than the grammar's `mask_words()`.
@@ -146,27 +151,27 @@ impl<'g, H: AsRef<[Checkpoint]> + AsMut<[Checkpoint]>> RollbackMatcher<'g, H> {
         self.matcher.fill_mask(out)
     }
 
-    /// See [`Matcher::try_fill_mask`].
+    /// See [`MatcherOf::try_fill_mask`].
     pub fn try_fill_mask(&self, out: &mut [u32]) -> bool {
         self.matcher.try_fill_mask(out)
     }
 
-    /// See [`Matcher::is_accepting`].
+    /// See [`MatcherOf::is_accepting`].
     pub fn is_accepting(&self) -> bool {
         self.matcher.is_accepting()
     }
 
-    /// See [`Matcher::is_terminated`].
+    /// See [`MatcherOf::is_terminated`].
     pub fn is_terminated(&self) -> bool {
         self.matcher.is_terminated()
     }
 
-    /// See [`Matcher::tokens_left`].
+    /// See [`MatcherOf::tokens_left`].
     pub fn tokens_left(&self) -> Option<u32> {
         self.matcher.tokens_left()
     }
 
-    /// See [`Matcher::forced_bytes`].
+    /// See [`MatcherOf::forced_bytes`].
     pub fn forced_bytes(&self, out: &mut [u8]) -> usize {
         self.matcher.forced_bytes(out)
     }

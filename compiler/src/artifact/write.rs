@@ -1,16 +1,20 @@
-//! Writing the artifact: the payload in the layout of
-//! `tooldec_runtime::layout` (described in `runtime/FORMAT.md`) with its
-//! checksum, then the envelope and one zstd frame.
+//! Writing the artifact: the DFA, its masks and the vocab turned into the
+//! runtime codec's sections (`tooldec_runtime::codec`, which lays out the
+//! payload and stamps its checksum), then the envelope and one zstd frame.
 //!
-//! Each distinct mask is stored once, in one of three forms: the dense
-//! bitmask (`mask_words` words), the list of allowed ids, or the list of
-//! disallowed ids below the token count. The runtime fills a dense mask with
-//! one copy and a list by zeroing (or filling) and setting (or clearing) its
-//! bits, so a list is used only while it is short (at most
-//! [`LIST_FRACTION`]th of the dense words), where it is both smaller and
-//! about as fast.
+//! What is decided here is how each distinct mask is stored: the dense
+//! bitmask (`mask_words` words), the list of allowed ids, the list of
+//! disallowed ids below the token count, or for a budget tier, its state's
+//! full mask minus a list. The runtime fills a dense mask with one copy and
+//! a list by zeroing (or filling) and setting (or clearing) its bits, so a
+//! list is used only while it is short (at most [`LIST_FRACTION`]th of the
+//! dense words), where it is both smaller and about as fast.
 
-use tooldec_runtime::layout::{self, hdr, kind, sec, HEADER_WORDS, KIND_SHIFT, SECTION_COUNT};
+use tooldec_runtime::codec::{
+    BudgetBuilder, Dfa as DfaSection, EntriesBuilder, Header, MasksBuilder, Payload, TokensBuilder,
+    WriteError,
+};
+use tooldec_runtime::layout::{self, kind};
 
 use crate::automaton::dfa::Dfa;
 use crate::cross::Masks;
@@ -20,8 +24,11 @@ use crate::vocab::{TokenText, Vocab};
 /// How many masks of each storage form were written.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MaskForms {
+    /// Masks stored as the dense bitmask.
     pub dense: usize,
+    /// Masks stored as the list of allowed ids.
     pub allow: usize,
+    /// Masks stored as the list of disallowed ids below the token count.
     pub deny: usize,
     /// Budget tiers stored as their state's full mask minus a list.
     pub delta: usize,
@@ -33,50 +40,105 @@ pub struct MaskForms {
 /// `words / LIST_FRACTION` entries (see [`payload`]).
 pub const LIST_FRACTION: usize = 8;
 
+/// What goes into a payload: the compiled machine, its crossed masks and
+/// the vocabulary, and the header's own values.
+pub struct Input<'a> {
+    /// The minimized DFA.
+    pub dfa: &'a Dfa,
+    /// The format's entry points, `(name, start state)`, the default first.
+    pub entries: &'a [(String, u32)],
+    /// The masks, distances and tiers of the crossing.
+    pub crossed: &'a Masks,
+    /// Each token's bytes as the grammar reads them.
+    pub text: &'a TokenText<'a>,
+    /// The vocabulary (its EOS ids and fingerprint).
+    pub vocab: &'a Vocab,
+    /// The mask width: the model's logits size.
+    pub vocab_size: u32,
+    /// The default budget (`--max-tokens`).
+    pub max_tokens: Option<u32>,
+    /// META: the artifact's JSON description.
+    pub meta: &'a str,
+}
+
 /// Builds the raw payload.
-#[allow(clippy::too_many_arguments)]
-pub fn payload(
-    dfa: &Dfa,
-    entries: &[(String, u32)],
-    crossed: &Masks,
-    text: &TokenText<'_>,
-    vocab: &Vocab,
-    vocab_size: u32,
-    max_tokens: Option<u32>,
-    meta: &str,
-) -> Result<(Vec<u8>, MaskForms), Error> {
-    let (masks, state_mask) = (&crossed.masks, &crossed.state_mask);
+pub fn payload(input: &Input<'_>) -> Result<(Vec<u8>, MaskForms), Error> {
+    let Input {
+        dfa,
+        entries,
+        crossed,
+        text,
+        vocab,
+        ..
+    } = *input;
     let n_tokens = vocab.len() as u32;
-    let mut forms = MaskForms::default();
-    let mut mask_index = Vec::with_capacity(masks.len() * 2);
-    let mut mask_data: Vec<u32> = Vec::new();
-    // A budget tier may be stored as a delta of its state's full mask: the
-    // full mask of the first state (in state order) it is a tier of, unless
-    // it is some state's full mask itself (so a base is never a delta).
-    let mut is_full = vec![false; masks.len()];
-    for &m in state_mask {
-        is_full[m as usize] = true;
+    let (masks, forms) = mask_table(crossed, n_tokens).map_err(limit)?;
+
+    let states: Vec<u32> = (0..dfa.n_states())
+        .map(|s| {
+            let accepting = if dfa.accept[s] {
+                layout::STATE_ACCEPTING
+            } else {
+                0
+            };
+            crossed.state_mask[s] | accepting
+        })
+        .collect();
+    let mut tokens = TokensBuilder::new();
+    for id in 0..n_tokens {
+        tokens.push(text.get(id));
     }
-    let mut base_of: Vec<Option<u32>> = vec![None; masks.len()];
-    for (s, &full) in state_mask.iter().enumerate() {
+    let mut entry_table = EntriesBuilder::new();
+    for (name, state) in entries {
+        entry_table.push(name, *state);
+    }
+    let mut budget = BudgetBuilder::new();
+    for s in 0..dfa.n_states() {
+        let d = crossed.distance[s];
         let (lo, hi) = (
             crossed.tier_index[s] as usize,
             crossed.tier_index[s + 1] as usize,
         );
-        for &(_, m) in &crossed.tiers[lo..hi] {
-            if !is_full[m as usize] && base_of[m as usize].is_none() {
-                base_of[m as usize] = Some(full);
-            }
-        }
+        let dist = (d != layout::NO_DISTANCE).then_some(d);
+        budget.push(dist, crossed.top_tier[s], &crossed.tiers[lo..hi]);
     }
+    let payload = Payload {
+        header: Header {
+            vocab_size: input.vocab_size,
+            start: entries.first().map_or(dfa.start, |e| e.1),
+            fingerprint: vocab.fingerprint(),
+            max_tokens: input.max_tokens.unwrap_or(0),
+        },
+        dfa: DfaSection {
+            classes: &dfa.classes,
+            n_classes: dfa.n_classes as u32,
+            transitions: &dfa.trans,
+            states: &states,
+        },
+        masks: masks.masks(),
+        tokens: tokens.tokens(&vocab.eos),
+        meta: input.meta.as_bytes(),
+        entries: entry_table.entries(),
+        budget: budget.budget(),
+    };
+    let bytes = payload.to_bytes().map_err(limit)?;
+    Ok((bytes, forms))
+}
+
+fn limit(e: WriteError) -> Error {
+    Error::new(ErrorKind::Limit, e.to_string())
+}
+
+/// Stores each distinct mask in its cheapest form to serve.
+fn mask_table(crossed: &Masks, n_tokens: u32) -> Result<(MasksBuilder, MaskForms), WriteError> {
+    let masks = &crossed.masks;
+    let base_of = delta_bases(crossed);
+    let mut forms = MaskForms::default();
+    let mut table = MasksBuilder::new();
     for (id, m) in masks.iter().enumerate() {
         let allowed: u32 = m.iter().map(|w| w.count_ones()).sum();
         let words = m.len();
         let denied = n_tokens - allowed;
-        let offset = mask_data.len() as u32;
-        if offset > layout::OFFSET_MASK {
-            return Err(Error::new(ErrorKind::Limit, "mask data exceeds 4 GiB"));
-        }
         let ids = |want: bool| {
             (0..n_tokens).filter(move |&t| (m[(t >> 5) as usize] >> (t & 31)) & 1 == want as u32)
         };
@@ -91,162 +153,53 @@ pub fn payload(
             let removed: u32 = m.iter().zip(base).map(|(x, y)| (y & !x).count_ones()).sum();
             (b, removed)
         });
-        let (k, len) = if let Some((b, removed)) =
+        if let Some((b, _)) =
             delta.filter(|&(_, r)| (r as usize) < list_max && r < allowed.min(denied))
         {
             let base = &masks[b as usize];
-            mask_data.push(b);
-            mask_data.extend((0..n_tokens).filter(|&t| {
+            let removed = (0..n_tokens).filter(|&t| {
                 let (w, bit) = ((t >> 5) as usize, 1 << (t & 31));
                 base[w] & bit != 0 && m[w] & bit == 0
-            }));
+            });
+            table.push(kind::DELTA, std::iter::once(b).chain(removed))?;
             forms.delta += 1;
-            (kind::DELTA, removed + 1)
         } else if (allowed as usize) <= list_max && allowed <= denied {
-            mask_data.extend(ids(true));
+            table.push(kind::ALLOW, ids(true))?;
             forms.allow += 1;
-            (kind::ALLOW, allowed)
         } else if (denied as usize) <= list_max {
-            mask_data.extend(ids(false));
+            table.push(kind::DENY, ids(false))?;
             forms.deny += 1;
-            (kind::DENY, denied)
         } else {
-            mask_data.extend_from_slice(m);
+            table.push(kind::DENSE, m.iter().copied())?;
             forms.dense += 1;
-            (kind::DENSE, words as u32)
-        };
-        mask_index.push((k << KIND_SHIFT) | offset);
-        mask_index.push(len);
-    }
-    forms.words = mask_data.len();
-
-    let states: Vec<u32> = (0..dfa.n_states())
-        .map(|s| {
-            state_mask[s]
-                | if dfa.accept[s] {
-                    layout::STATE_ACCEPTING
-                } else {
-                    0
-                }
-        })
-        .collect();
-    let mut offsets = Vec::with_capacity(vocab.len() + 1);
-    let mut token_bytes = Vec::new();
-    offsets.push(0u32);
-    for id in 0..n_tokens {
-        if let Some(b) = text.get(id) {
-            token_bytes.extend_from_slice(b);
         }
-        offsets.push(token_bytes.len() as u32);
     }
+    forms.words = table.data_words();
+    Ok((table, forms))
+}
 
-    let mut entry_words = Vec::with_capacity(3 * entries.len());
-    let mut entry_names = Vec::new();
-    for (name, state) in entries {
-        entry_words.extend([*state, entry_names.len() as u32, name.len() as u32]);
-        entry_names.extend_from_slice(name.as_bytes());
+/// The base a budget tier may be stored as a delta of: the full mask of
+/// the first state (in state order) it is a tier of, unless it is some
+/// state's full mask itself (so a base is never a delta).
+fn delta_bases(crossed: &Masks) -> Vec<Option<u32>> {
+    let n = crossed.masks.len();
+    let mut is_full = vec![false; n];
+    for &m in &crossed.state_mask {
+        is_full[m as usize] = true;
     }
-    // Distances and tiers, relative to each state's distance so that states
-    // in the same position of a repeated structure share one tier list:
-    // `top + 1 - dist`, and lists of `(k + 1 - dist, mask)` stored once.
-    let mut distance = Vec::with_capacity(2 * dfa.n_states());
-    let mut tier_index = Vec::with_capacity(2 * dfa.n_states());
-    let mut tiers: Vec<u32> = Vec::new();
-    let mut lists: std::collections::HashMap<Vec<u32>, u32> = std::collections::HashMap::new();
-    for s in 0..dfa.n_states() {
-        let d = crossed.distance[s];
+    let mut base_of: Vec<Option<u32>> = vec![None; n];
+    for (s, &full) in crossed.state_mask.iter().enumerate() {
         let (lo, hi) = (
             crossed.tier_index[s] as usize,
             crossed.tier_index[s + 1] as usize,
         );
-        if d == layout::NO_DISTANCE {
-            debug_assert_eq!(lo, hi);
-            distance.extend([d, 0]);
-            tier_index.extend([0, 0]);
-            continue;
+        for &(_, m) in &crossed.tiers[lo..hi] {
+            if !is_full[m as usize] && base_of[m as usize].is_none() {
+                base_of[m as usize] = Some(full);
+            }
         }
-        distance.push(d);
-        distance.push(crossed.top_tier[s] + 1 - d);
-        let list: Vec<u32> = crossed.tiers[lo..hi]
-            .iter()
-            .flat_map(|&(k, m)| [k + 1 - d, m])
-            .collect();
-        let offset = if list.is_empty() {
-            0
-        } else {
-            *lists.entry(list).or_insert_with_key(|list| {
-                // Each list once, after its head pair: the loader checks
-                // every list once, and a state's reference in O(1).
-                tiers.extend([layout::TIER_LIST_HEAD, (list.len() / 2) as u32]);
-                let at = (tiers.len() / 2) as u32;
-                tiers.extend_from_slice(list);
-                at
-            })
-        };
-        tier_index.extend([offset, (hi - lo) as u32]);
     }
-    let words_le = |w: &[u32]| w.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
-    let sections: [(u32, Vec<u8>); SECTION_COUNT] = [
-        (sec::BYTE_CLASSES, dfa.classes.to_vec()),
-        (sec::TRANSITIONS, words_le(&dfa.trans)),
-        (sec::STATES, words_le(&states)),
-        (sec::MASK_INDEX, words_le(&mask_index)),
-        (sec::MASK_DATA, words_le(&mask_data)),
-        (sec::EOS, words_le(&vocab.eos)),
-        (sec::TOKEN_OFFSETS, words_le(&offsets)),
-        (sec::TOKEN_BYTES, token_bytes),
-        (sec::META, meta.as_bytes().to_vec()),
-        (sec::ENTRIES, words_le(&entry_words)),
-        (sec::ENTRY_NAMES, entry_names),
-        (sec::DISTANCE, words_le(&distance)),
-        (sec::TIER_INDEX, words_le(&tier_index)),
-        (sec::TIERS, words_le(&tiers)),
-    ];
-    let mut header = vec![0u32; HEADER_WORDS];
-    let magic = layout::MAGIC;
-    header[hdr::MAGIC0] = u32::from_le_bytes([magic[0], magic[1], magic[2], magic[3]]);
-    header[hdr::MAGIC1] = u32::from_le_bytes([magic[4], magic[5], magic[6], magic[7]]);
-    header[hdr::ENDIAN] = layout::ENDIAN_CHECK;
-    header[hdr::VERSION] = layout::VERSION;
-    header[hdr::VOCAB_SIZE] = vocab_size;
-    header[hdr::N_TOKENS] = n_tokens;
-    header[hdr::N_STATES] = dfa.n_states() as u32;
-    header[hdr::N_CLASSES] = dfa.n_classes as u32;
-    header[hdr::START] = entries.first().map_or(dfa.start, |e| e.1);
-    header[hdr::N_MASKS] = masks.len() as u32;
-    header[hdr::N_EOS] = vocab.eos.len() as u32;
-    let fp = vocab.fingerprint();
-    for i in 0..8 {
-        header[hdr::FINGERPRINT + i] =
-            u32::from_le_bytes([fp[4 * i], fp[4 * i + 1], fp[4 * i + 2], fp[4 * i + 3]]);
-    }
-    header[hdr::MAX_TOKENS] = max_tokens.unwrap_or(0);
-    header[hdr::N_SECTIONS] = SECTION_COUNT as u32;
-    // hdr::CHECKSUM is stamped once the payload is complete.
-
-    let mut table = Vec::with_capacity(3 * SECTION_COUNT);
-    let mut offset = (HEADER_WORDS + 3 * SECTION_COUNT) * 4;
-    for (id, bytes) in &sections {
-        table.extend([*id, offset as u32, bytes.len() as u32]);
-        offset += layout::pad4(bytes.len());
-    }
-    if offset > u32::MAX as usize {
-        return Err(Error::new(
-            ErrorKind::Limit,
-            format!("the artifact would be {offset} bytes, over the 4 GiB the format addresses"),
-        ));
-    }
-    header[hdr::TOTAL_BYTES] = offset as u32;
-    let mut out = Vec::with_capacity(offset);
-    out.extend(words_le(&header));
-    out.extend(words_le(&table));
-    for (_, bytes) in &sections {
-        out.extend_from_slice(bytes);
-        out.resize(layout::pad4(out.len()), 0);
-    }
-    debug_assert_eq!(out.len(), offset);
-    layout::stamp_checksum(&mut out);
-    Ok((out, forms))
+    base_of
 }
 
 /// The compressed artifact file: the envelope (format version, lengths,
@@ -263,7 +216,7 @@ pub fn compress(payload: &[u8], level: i32) -> Result<Vec<u8>, Error> {
     let frame = zstd::bulk::compress(payload, level)
         .map_err(|e| Error::new(ErrorKind::Io, format!("zstd compression failed: {e}")))?;
     let mut out = Vec::with_capacity(layout::envelope::BYTES + frame.len());
-    out.extend_from_slice(&layout::envelope(len, &frame));
+    out.extend_from_slice(&tooldec_runtime::codec::envelope::write(len, &frame));
     out.extend_from_slice(&frame);
     Ok(out)
 }

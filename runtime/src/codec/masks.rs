@@ -1,0 +1,258 @@
+//! The stored masks: MASK_INDEX and MASK_DATA, and how each kind of mask
+//! is filled and queried.
+
+use super::header::Counts;
+use super::layout::{kind, sec, KIND_SHIFT, OFFSET_MASK};
+use super::Source;
+use crate::error::{Error, ErrorKind};
+
+/// Every distinct mask once: per mask `(kind << 30) | word offset` and a
+/// length in words (MASK_INDEX), and the words themselves (MASK_DATA).
+#[derive(Clone, Copy, Debug)]
+pub struct Masks<'a> {
+    /// MASK_INDEX: two words per mask.
+    pub index: &'a [u32],
+    /// MASK_DATA: the masks' words.
+    pub data: &'a [u32],
+}
+
+impl<'a> Masks<'a> {
+    /// Reads and checks both sections: each mask's range inside MASK_DATA,
+    /// dense masks of the exact width with no bit at or past the token
+    /// count, lists strictly ascending and below the token count, a
+    /// delta's base in range and not itself a delta.
+    pub(crate) fn read(src: &Source<'a>, vocab_size: u32, c: &Counts) -> Result<Self, Error> {
+        let index = src.words(sec::MASK_INDEX, Some(c.n_masks.saturating_mul(2)))?;
+        let data = src.words(sec::MASK_DATA, None)?;
+        let masks = Masks { index, data };
+        let width = super::layout::mask_words(vocab_size);
+        for m in 0..c.n_masks {
+            let head = index[2 * m];
+            let len = index[2 * m + 1] as usize;
+            let off = (head & OFFSET_MASK) as usize;
+            let end = off.saturating_add(len);
+            if end > data.len() {
+                return Err(Error::range(
+                    "mask end",
+                    m as u64,
+                    end as u64,
+                    data.len() as u64 + 1,
+                ));
+            }
+            let words = &data[off..end];
+            match head >> KIND_SHIFT {
+                kind::DENSE => check_dense(m, words, width, c.n_tokens)?,
+                kind::ALLOW | kind::DENY => check_ids(m, words, c.n_tokens)?,
+                // kind::DELTA, the last of the two-bit kinds.
+                _ => masks.check_delta(m, words, c)?,
+            }
+        }
+        Ok(masks)
+    }
+
+    fn check_delta(&self, m: usize, words: &[u32], c: &Counts) -> Result<(), Error> {
+        let Some((&base, ids)) = words.split_first() else {
+            return Err(Error::field("delta mask length (at least its base)", 1, 0));
+        };
+        if base as usize >= c.n_masks {
+            return Err(Error::range(
+                "delta base of mask",
+                m as u64,
+                base as u64,
+                c.n_masks as u64,
+            ));
+        }
+        if self.index[2 * base as usize] >> KIND_SHIFT == kind::DELTA {
+            return Err(Error::new(ErrorKind::DeltaChain { mask: m as u32 }));
+        }
+        check_ids(m, ids, c.n_tokens)
+    }
+
+    /// The number of masks.
+    #[inline]
+    pub(crate) fn count(&self) -> usize {
+        self.index.len() / 2
+    }
+
+    /// The kind and words of mask `id` (in range: checked by the caller).
+    #[inline]
+    pub(crate) fn parts(&self, id: u32) -> (u32, &'a [u32]) {
+        let head = self.index[2 * id as usize];
+        let len = self.index[2 * id as usize + 1] as usize;
+        let off = (head & OFFSET_MASK) as usize;
+        // In range: checked when the artifact was loaded.
+        (head >> KIND_SHIFT, &self.data[off..off + len])
+    }
+
+    /// Fills mask `id` (in range) into `out`, exactly the mask's width.
+    #[inline]
+    pub(crate) fn fill(&self, id: u32, n_tokens: u32, out: &mut [u32]) {
+        let (k, data) = self.parts(id);
+        if k == kind::DELTA {
+            // The loader checked that the base is in range and not a delta.
+            self.fill_plain(data[0], n_tokens, out);
+            for &t in &data[1..] {
+                out[(t >> 5) as usize] &= !(1 << (t & 31));
+            }
+        } else {
+            self.fill_plain(id, n_tokens, out);
+        }
+    }
+
+    /// Fills a mask that is not a delta into `out`.
+    #[inline]
+    fn fill_plain(&self, id: u32, n_tokens: u32, out: &mut [u32]) {
+        let (k, data) = self.parts(id);
+        match k {
+            kind::DENSE => out.copy_from_slice(data),
+            kind::ALLOW => {
+                out.fill(0);
+                for &t in data {
+                    out[(t >> 5) as usize] |= 1 << (t & 31);
+                }
+            }
+            kind::DENY => {
+                // Every real token, then clear the listed ones.
+                let full = (n_tokens / 32) as usize;
+                out[..full].fill(u32::MAX);
+                out[full..].fill(0);
+                let tail = n_tokens % 32;
+                if tail != 0 {
+                    out[full] = (1u32 << tail) - 1;
+                }
+                for &t in data {
+                    out[(t >> 5) as usize] &= !(1 << (t & 31));
+                }
+            }
+            // A delta's base is never a delta (checked when loading).
+            _ => out.fill(0),
+        }
+    }
+
+    /// Whether mask `id` (in range) allows `token` (below the token count).
+    pub(crate) fn contains(&self, id: u32, token: u32) -> bool {
+        let (k, data) = self.parts(id);
+        if k == kind::DELTA {
+            // The loader checked that the base is in range and not a delta.
+            self.plain_contains(data[0], token) && data[1..].binary_search(&token).is_err()
+        } else {
+            self.plain_contains(id, token)
+        }
+    }
+
+    fn plain_contains(&self, id: u32, token: u32) -> bool {
+        let (k, data) = self.parts(id);
+        match k {
+            kind::DENSE => data[(token >> 5) as usize] & (1 << (token & 31)) != 0,
+            kind::ALLOW => data.binary_search(&token).is_ok(),
+            kind::DENY => data.binary_search(&token).is_err(),
+            // A delta's base is never a delta (checked when loading).
+            _ => false,
+        }
+    }
+
+    /// The sections' bytes, in id order.
+    #[cfg(feature = "std")]
+    pub(crate) fn write(&self, out: &mut super::Writer) {
+        out.words(sec::MASK_INDEX, self.index);
+        out.words(sec::MASK_DATA, self.data);
+    }
+}
+
+/// No bit of a dense mask at or beyond the token count.
+fn check_dense(m: usize, words: &[u32], width: usize, n_tokens: u32) -> Result<(), Error> {
+    if words.len() != width {
+        return Err(Error::field(
+            "dense mask length",
+            width as u64,
+            words.len() as u64,
+        ));
+    }
+    for (w, &word) in words.iter().enumerate() {
+        let first = w as u64 * 32;
+        let allowed_bits = (n_tokens as u64).saturating_sub(first).min(32);
+        let legal = if allowed_bits == 32 {
+            u32::MAX
+        } else {
+            (1u32 << allowed_bits) - 1
+        };
+        if word & !legal != 0 {
+            return Err(Error::range(
+                "dense mask token",
+                m as u64,
+                first + 32,
+                n_tokens as u64,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that the token ids of mask `m` are below the token count and
+/// strictly ascending.
+fn check_ids(m: usize, ids: &[u32], n_tokens: u32) -> Result<(), Error> {
+    let mut prev: Option<u32> = None;
+    for &t in ids {
+        if t >= n_tokens {
+            return Err(Error::range(
+                "mask token",
+                m as u64,
+                t as u64,
+                n_tokens as u64,
+            ));
+        }
+        if prev.is_some_and(|p| p >= t) {
+            return Err(Error::new(ErrorKind::Order { mask: m as u32 }));
+        }
+        prev = Some(t);
+    }
+    Ok(())
+}
+
+/// Builds MASK_INDEX and MASK_DATA, one mask at a time, in the kind the
+/// writer chose for it.
+#[cfg(feature = "std")]
+#[derive(Clone, Debug, Default)]
+pub struct MasksBuilder {
+    index: std::vec::Vec<u32>,
+    data: std::vec::Vec<u32>,
+}
+
+#[cfg(feature = "std")]
+impl MasksBuilder {
+    /// An empty table.
+    pub fn new() -> MasksBuilder {
+        MasksBuilder::default()
+    }
+
+    /// Appends a mask of kind `k` ([`kind`]) whose words are `words`
+    /// (see FORMAT.md for each kind's words); its id is the number of
+    /// masks before it. Fails when MASK_DATA outgrows the 30-bit offsets.
+    pub fn push(
+        &mut self,
+        k: u32,
+        words: impl IntoIterator<Item = u32>,
+    ) -> Result<(), super::WriteError> {
+        let offset = self.data.len();
+        if offset > OFFSET_MASK as usize {
+            return Err(super::WriteError::MaskData);
+        }
+        self.data.extend(words);
+        let len = (self.data.len() - offset) as u32;
+        self.index.extend([(k << KIND_SHIFT) | offset as u32, len]);
+        Ok(())
+    }
+
+    /// Words of MASK_DATA so far.
+    pub fn data_words(&self) -> usize {
+        self.data.len()
+    }
+
+    /// The sections as built.
+    pub fn masks(&self) -> Masks<'_> {
+        Masks {
+            index: &self.index,
+            data: &self.data,
+        }
+    }
+}
