@@ -93,7 +93,8 @@ fn preview(s: &str) -> String {
 }
 
 /// Parses the one JSON value at the start of `s` (strict `serde_json` on
-/// its extent, see [`json_extent`]); returns it and the rest of `s`.
+/// its extent, found by scanning brackets and quotes); returns it and the
+/// rest of `s`.
 pub fn take_json(s: &str) -> Result<(Value, &str), String> {
     let n = json_extent(s)?;
     let v: Value = serde_json::from_str(&s[..n])

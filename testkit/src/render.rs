@@ -1,4 +1,7 @@
-//! Rendering tool calls as text.
+//! Rendering values and tool calls as text: the workspace's one JSON
+//! renderer besides `serde_json`'s compact form ([`spaced`], used by the
+//! real-data tests and the conformance report's second serialization), and
+//! BFCL's ground truth fitted to the grammar's shape.
 
 use serde_json::Value;
 
