@@ -41,6 +41,7 @@ pub struct Error {
 }
 
 impl Error {
+    /// An error of `kind` with its message (what went wrong and, where one exists, the fix).
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
         Error {
             kind,
@@ -48,10 +49,12 @@ impl Error {
         }
     }
 
+    /// What kind of error it is (the command-line tools map it to an exit code).
     pub fn kind(&self) -> ErrorKind {
         self.kind
     }
 
+    /// The message, as `Display` writes it.
     pub fn message(&self) -> &str {
         &self.message
     }
@@ -68,7 +71,9 @@ impl std::error::Error for Error {}
 /// A size bound that the automaton construction exceeded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Limit {
+    /// The NFA exceeded this many states (`--max-nfa-states`).
     NfaStates(usize),
+    /// The DFA exceeded this many states (`--max-states`).
     DfaStates(usize),
 }
 

@@ -1,19 +1,27 @@
 //! tooldec's compiler: from a tool list to a token-mask artifact.
 //!
-//! The pipeline, one module per stage (`DESIGN.md` walks through it):
+//! The pipeline, one folder per stage (`DESIGN.md` walks through it):
 //!
 //! 1. [`spec`] parses the tool list (OpenAI, Anthropic, MCP, BFCL,
 //!    ToolBench, OpenAPI 3 or signatures; detected from its shape).
-//! 2. [`json`] lowers each tool's JSON Schema to an [`expr::Expr`] (with
-//!    [`lang`]'s exact value languages for ranges, formats and patterns), and
-//!    [`format`] lowers the call format (a grammar file: `react`, `hermes`,
-//!    ...) around the tool-name trie and those machines.
-//! 3. [`nfa`] builds a byte NFA; [`dfa`] determinizes it (bounded), trims
-//!    it so that every state can still reach acceptance, and minimizes it.
-//! 4. [`vocab`] recovers each token's exact bytes; [`cross`] walks a token
-//!    trie from every DFA state to get that state's mask.
-//! 5. [`write`] stores the DFA, each distinct mask once, and the token
-//!    bytes in the layout `tooldec_runtime` reads in place, wrapped in zstd.
+//! 2. [`lower`](mod@lower) lowers each tool's JSON Schema (with exact value
+//!    languages for ranges, `multipleOf`, patterns and the JSON Schema
+//!    `format` keyword) and the call format ([`call_format`]: a grammar
+//!    file such as `react` or `hermes`) around the tool-name trie to one
+//!    [`automaton::expr::Expr`].
+//! 3. [`automaton`] builds a byte NFA from it, determinizes it (bounded),
+//!    trims it so that every state can still reach acceptance, and
+//!    minimizes it ([`build_dfa`]).
+//! 4. [`vocab`] recovers each token's exact bytes (tokenizer.json, GGUF,
+//!    built-in); the crossing walks a token trie from every DFA state to
+//!    get that state's mask.
+//! 5. [`artifact`] stores the DFA, each distinct mask once, the token
+//!    bytes and the metadata in the layout `tooldec_runtime` reads in
+//!    place, wrapped in zstd.
+//!
+//! This file is the API: [`Options`], [`compile`] and [`compile_schema`]
+//! and what they report. The library prints nothing; progress goes
+//! through the [`Progress`] callback.
 //!
 //! ```no_run
 //! use tooldec_compiler::{compile, vocab::Vocab, Options};
@@ -24,9 +32,11 @@
 //! std::fs::write("tools.tdm", &out.artifact).unwrap();
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod artifact;
 pub mod automaton;
-pub mod cross;
+mod cross;
 pub mod error;
 pub mod lower;
 pub mod spec;
@@ -34,14 +44,13 @@ pub mod vocab;
 
 use std::time::{Duration, Instant};
 
-use artifact::meta::{Meta, OptionsMeta, VocabMeta};
+use artifact::meta::Meta;
 use artifact::write;
-use automaton::expr::{self, Expr};
-use automaton::{dfa, nfa, region};
+pub use automaton::machine::{build_dfa, build_schema_dfa, DfaStats, Machine, Phases};
 pub use error::{Error, ErrorKind};
 pub use lower::call_format::{self, CallFormat};
-use lower::json::Lowering;
-pub use lower::json::{self, JsonOptions};
+pub use lower::json::JsonOptions;
+pub use lower::{lower, lower_schema, regex};
 use spec::ToolSet;
 use vocab::Vocab;
 
@@ -50,6 +59,7 @@ use vocab::Vocab;
 pub struct Options {
     /// The call format (default: the shipped `react`).
     pub format: CallFormat,
+    /// How JSON Schemas are lowered.
     pub json: JsonOptions,
     /// Bound on DFA states (before minimization).
     pub max_states: usize,
@@ -90,20 +100,31 @@ impl Default for Options {
 /// Sizes and timings of one compilation.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
+    /// Tools compiled.
     pub tools: usize,
+    /// NFA states built.
     pub nfa_states: usize,
     /// DFA states after determinization, the dead state included.
     pub dfa_states: usize,
     /// After trimming and minimization, the dead state included.
     pub min_states: usize,
+    /// Byte classes of the minimized DFA.
     pub classes: usize,
+    /// Distinct masks stored.
     pub masks: usize,
+    /// How many masks are stored in each form.
     pub forms: write::MaskForms,
+    /// Nodes of the vocabulary's token trie.
     pub trie_nodes: usize,
+    /// Trie nodes visited by the crossing, over all states.
     pub nodes_visited: usize,
+    /// Bytes of the artifact before compression.
     pub payload_bytes: usize,
+    /// Bytes of the artifact as written.
     pub artifact_bytes: usize,
+    /// The mask width: the model's logits size (`--vocab-size`, or the tokenizer's token count).
     pub vocab_size: u32,
+    /// Time spent per phase, in order.
     pub phases: Phases,
     /// Over-approximations made under `--relax`, one line each.
     pub relaxed: Vec<String>,
@@ -117,6 +138,7 @@ pub struct Report {
     /// States with budget tiers below their unbudgeted mask, and the number
     /// of such tiers.
     pub tiered_states: usize,
+    /// Budget tiers stored below the states' unbudgeted masks, in all.
     pub lower_tiers: usize,
     /// The most tiers of one state, its unbudgeted mask included.
     pub max_tiers: usize,
@@ -128,282 +150,17 @@ pub struct Report {
 pub struct Compiled {
     /// The artifact file's bytes (zstd-compressed unless asked otherwise).
     pub artifact: Vec<u8>,
+    /// Sizes and timings.
     pub report: Report,
 }
 
 /// A phase starting or ending, for progress display.
 #[derive(Debug, Clone, Copy)]
 pub enum Progress {
+    /// A phase of this name starts.
     Start(&'static str),
+    /// A phase ended after this long.
     Done(&'static str, Duration),
-}
-
-/// The whole grammar of a tool set as an [`Expr`], with its entry rules
-/// and the special tokens it uses.
-pub fn lower(set: &ToolSet, opts: &Options, vocab: &Vocab) -> Result<call_format::Lowered, Error> {
-    let mut lowering = Lowering::new(set, opts.json);
-    let mut args = Vec::with_capacity(set.tools.len());
-    // Tools with the same parameters schema share one argument machine: the
-    // NFA builds it once, determinization reaches one copy of its states,
-    // and minimization has that much less to merge.
-    let keys: Vec<String> = set.tools.iter().map(|t| t.parameters.to_string()).collect();
-    let mut groups: std::collections::HashMap<&str, Vec<u32>> = std::collections::HashMap::new();
-    for (i, k) in keys.iter().enumerate() {
-        groups.entry(k).or_default().push(i as u32);
-    }
-    let mut seen: std::collections::HashMap<&str, Expr> = std::collections::HashMap::new();
-    for (i, key) in keys.iter().enumerate() {
-        let e = match seen.get(key.as_str()) {
-            Some(e) => e.clone(),
-            None => {
-                let tools = groups[key.as_str()].clone();
-                let e = Expr::shared(Expr::tag(
-                    region::Tag::Args { tools },
-                    lowering.tool_arguments(i)?,
-                ));
-                seen.insert(key, e.clone());
-                e
-            }
-        };
-        args.push(e);
-    }
-    let mut positional = |i: usize| lowering.tool_positional(i);
-    let mut parts = call_format::ToolParts {
-        names: set.tools.iter().map(|t| t.name.clone()).collect(),
-        args,
-        positional: &mut positional,
-    };
-    let mut lowered = call_format::lower(&opts.format, &mut parts, vocab)?;
-    lowered.relaxed = std::mem::take(&mut lowering.relaxed);
-    Ok(lowered)
-}
-
-/// The whole grammar of a tool set as one regular expression (the syntax of
-/// `regex-syntax`, Unicode mode), for running other engines on exactly the
-/// language this compiler builds: that of the format's first entry.
-/// Formats that use special tokens have no such spelling (their reserved
-/// bytes are not text).
-pub fn regex(set: &ToolSet, opts: &Options, vocab: &Vocab) -> Result<String, Error> {
-    let mut opts = opts.clone();
-    if let Some(first) = opts.format.entries().first() {
-        opts.format = opts.format.only_entry(first)?;
-    }
-    let lowered = lower(set, &opts, vocab)?;
-    expr::to_regex(&lowered.expr).map_err(|m| {
-        Error::new(
-            ErrorKind::Unsupported,
-            format!("the grammar has no regular-expression spelling: {m}"),
-        )
-    })
-}
-
-/// Statistics of [`build_dfa`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct DfaStats {
-    pub nfa_states: usize,
-    pub dfa_states: usize,
-}
-
-/// A minimized DFA with its entry points.
-pub struct Machine {
-    pub dfa: dfa::Dfa,
-    /// Entry rule names and their start states; the first is the default.
-    /// With several entries, `dfa.start` is a selector state that no token
-    /// reaches, and each entry's state is where its selector leads.
-    pub entries: Vec<(String, u32)>,
-    /// The special tokens the grammar uses.
-    pub specials: Vec<u32>,
-    /// Over-approximations made under `--relax`, one line each.
-    pub relaxed: Vec<String>,
-    /// The region tree of the grammar (see [`region`]).
-    pub regions: Vec<region::Region>,
-    /// Each state's regions, sorted.
-    pub labels: Vec<Vec<u32>>,
-}
-
-/// Time spent per named phase.
-pub type Phases = Vec<(&'static str, Duration)>;
-
-/// Lowers, determinizes, trims and minimizes.
-pub fn build_dfa(
-    set: &ToolSet,
-    opts: &Options,
-    vocab: &Vocab,
-    progress: &mut dyn FnMut(Progress),
-) -> Result<(Machine, DfaStats, Phases), Error> {
-    build_lowered(
-        || lower(set, opts, vocab),
-        opts,
-        |e| blame(e, set, opts, 0..set.tools.len()),
-        progress,
-    )
-}
-
-/// Adds to a state-bound error the part of the schemas that exceeds the
-/// bound on its own, if one does.
-fn blame(e: Error, set: &ToolSet, opts: &Options, tools: std::ops::Range<usize>) -> Error {
-    if e.kind() != ErrorKind::Limit {
-        return e;
-    }
-    let mut lowering = Lowering::new(set, opts.json);
-    for i in tools {
-        if let Some(place) = lowering.blame(i, opts.max_states, opts.max_nfa_states) {
-            return Error::new(
-                ErrorKind::Limit,
-                format!(
-                    "{}; the part of the schema responsible: {place} (tool {:?})",
-                    e.message(),
-                    set.tools[i].name
-                ),
-            );
-        }
-    }
-    e
-}
-
-/// The grammar of one JSON Schema on its own: the whole output is one JSON
-/// value that the schema accepts (tool 0 of `set`; see
-/// [`spec::schema_document`]). No call format surrounds it.
-pub fn lower_schema(set: &ToolSet, opts: &Options) -> Result<call_format::Lowered, Error> {
-    let mut lowering = Lowering::new(set, opts.json);
-    let expr = lowering.schema_value(0)?;
-    Ok(call_format::Lowered {
-        expr,
-        entries: vec!["value".to_string()],
-        specials: Vec::new(),
-        relaxed: lowering.relaxed,
-    })
-}
-
-/// [`build_dfa`] for the grammar of [`lower_schema`].
-pub fn build_schema_dfa(
-    set: &ToolSet,
-    opts: &Options,
-    progress: &mut dyn FnMut(Progress),
-) -> Result<(Machine, DfaStats, Phases), Error> {
-    build_lowered(
-        || lower_schema(set, opts),
-        opts,
-        |e| blame(e, set, opts, 0..1),
-        progress,
-    )
-}
-
-/// Times `lower` and the NFA build as the "lower" phase, then
-/// determinizes, trims and minimizes; a state bound exceeded on the way
-/// goes through `blame`.
-fn build_lowered(
-    lower: impl FnOnce() -> Result<call_format::Lowered, Error>,
-    opts: &Options,
-    blame: impl FnOnce(Error) -> Error,
-    progress: &mut dyn FnMut(Progress),
-) -> Result<(Machine, DfaStats, Phases), Error> {
-    let mut phases = Vec::new();
-    let timed = |name: &'static str, progress: &mut dyn FnMut(Progress)| {
-        progress(Progress::Start(name));
-        let t = Instant::now();
-        move |phases: &mut Vec<(&'static str, Duration)>, progress: &mut dyn FnMut(Progress)| {
-            let d = t.elapsed();
-            phases.push((name, d));
-            progress(Progress::Done(name, d));
-        }
-    };
-    let done = timed("lower", progress);
-    let lowered = lower()?;
-    let nfa = match nfa::build(&lowered.expr, opts.max_nfa_states) {
-        Ok(nfa) => nfa,
-        Err(limit) => return Err(blame(limit.into())),
-    };
-    drop(lowered.expr);
-    done(&mut phases, progress);
-
-    let done = timed("determinize", progress);
-    let (mut dfa, labels) = match dfa::Dfa::determinize_labeled(&nfa, opts.max_states) {
-        Ok(dfa) => dfa,
-        Err(limit) => return Err(blame(limit.into())),
-    };
-    let stats = DfaStats {
-        nfa_states: nfa.states.len(),
-        dfa_states: dfa.n_states(),
-    };
-    let regions = nfa.regions;
-    drop(nfa.states);
-    let unminimized = dfa.clone();
-    done(&mut phases, progress);
-
-    let done = timed("minimize", progress);
-    if !dfa.trim() {
-        return Err(Error::new(
-            ErrorKind::Grammar,
-            "the grammar accepts no output at all",
-        ));
-    }
-    dfa.minimize();
-    let labels = unminimized.carry_labels(&labels, &dfa);
-    drop(unminimized);
-    done(&mut phases, progress);
-    let entries = if lowered.entries.len() == 1 {
-        vec![(lowered.entries[0].clone(), dfa.start)]
-    } else {
-        lowered
-            .entries
-            .iter()
-            .enumerate()
-            .map(|(k, name)| {
-                let s = dfa.walk(dfa.start, &[call_format::ENTRY_ESCAPE, k as u8]);
-                if s == dfa::DEAD {
-                    Err(Error::new(
-                        ErrorKind::Grammar,
-                        format!(
-                            "entry {name:?} of format {:?} accepts no output",
-                            opts.format.name
-                        ),
-                    ))
-                } else {
-                    Ok((name.clone(), s))
-                }
-            })
-            .collect::<Result<Vec<_>, _>>()?
-    };
-    let machine = Machine {
-        dfa,
-        entries,
-        specials: lowered.specials,
-        relaxed: lowered.relaxed,
-        regions,
-        labels,
-    };
-    Ok((machine, stats, phases))
-}
-
-impl Machine {
-    /// The states a matcher can be in: those reached from an entry by text
-    /// bytes and by whole special tokens. The others (the entry selector,
-    /// the inside of a special token's reserved bytes) get an empty mask.
-    pub fn served_states(&self) -> Vec<bool> {
-        let dfa = &self.dfa;
-        let mut seen = vec![false; dfa.n_states()];
-        let mut stack: Vec<u32> = self.entries.iter().map(|e| e.1).collect();
-        for &s in &stack {
-            seen[s as usize] = true;
-        }
-        let markers: Vec<[u8; 4]> = self
-            .specials
-            .iter()
-            .map(|&id| call_format::special_marker(id))
-            .collect();
-        while let Some(s) = stack.pop() {
-            let text = (0..call_format::ENTRY_ESCAPE).map(|b| dfa.next(s, b));
-            let specials = markers.iter().map(|m| dfa.walk(s, m));
-            for t in text.chain(specials) {
-                if t != dfa::DEAD && !seen[t as usize] {
-                    seen[t as usize] = true;
-                    stack.push(t);
-                }
-            }
-        }
-        seen
-    }
 }
 
 /// Compiles a tool set against a vocab into artifact bytes.
@@ -505,17 +262,17 @@ fn compile_machine(
 
     progress(Progress::Start("write"));
     let t = Instant::now();
-    let meta = metadata(set, vocab, opts, &machine);
-    let (payload, forms) = write::payload(&write::Input {
+    let meta = Meta::of(set, vocab, opts, &machine).to_json_string();
+    let (payload, forms) = write::payload(
         dfa,
-        entries: &machine.entries,
-        crossed: &masks,
-        text: &text,
+        &machine.entries,
+        &masks,
+        &text,
         vocab,
         vocab_size,
-        max_tokens: opts.max_tokens,
-        meta: &meta,
-    })?;
+        opts.max_tokens,
+        &meta,
+    )?;
     let artifact = match opts.zstd_level {
         Some(level) => write::compress(&payload, level)?,
         None => payload.clone(),
@@ -555,44 +312,4 @@ fn compile_machine(
         max_tokens: opts.max_tokens,
     };
     Ok(Compiled { artifact, report })
-}
-
-/// The artifact's metadata (see [`artifact::meta`]).
-fn metadata(set: &ToolSet, vocab: &Vocab, opts: &Options, machine: &Machine) -> String {
-    let j = &opts.json;
-    let mut meta = Meta {
-        generator: concat!("tooldec-compile ", env!("CARGO_PKG_VERSION")).to_string(),
-        format: opts.format.name.clone(),
-        entries: machine.entries.iter().map(|(n, _)| n.clone()).collect(),
-        grammar_specials: machine.specials.clone(),
-        tools: set.names().into_iter().map(str::to_string).collect(),
-        vocab: VocabMeta {
-            label: vocab.label.clone(),
-            kind: vocab.kind.name().to_string(),
-            leading_space: vocab.leading_space,
-            specials: vocab
-                .specials()
-                .into_iter()
-                .map(|(id, name)| (id, name.to_string()))
-                .collect(),
-        },
-        options: OptionsMeta {
-            max_ws: j.max_ws,
-            max_depth: j.max_depth,
-            open_objects: j.open_objects,
-            any_order: j.any_order,
-            max_recursion: j.max_recursion,
-            any_depth: j.any_depth,
-            max_count: j.max_count,
-            relax: j.relax,
-            max_tokens: opts.max_tokens,
-        },
-        relaxed: machine.relaxed.clone(),
-        regions: None,
-        state_regions: None,
-    };
-    if opts.regions {
-        meta.set_regions(&machine.regions, &machine.labels);
-    }
-    meta.to_json_string()
 }

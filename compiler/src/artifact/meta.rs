@@ -22,7 +22,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::automaton::region::{Region, Tag, FORMAT};
+use crate::automaton::region::{Region, Tag};
+use crate::spec::ToolSet;
+use crate::vocab::Vocab;
+use crate::{Machine, Options};
 
 /// The artifact's metadata. Every field has a default when read, so that
 /// an artifact written before a key existed still reads.
@@ -53,6 +56,10 @@ pub struct Meta {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state_regions: Option<StateRegions>,
 }
+
+/// The region tree (by region id) and each state's regions (by state, each
+/// sorted), as [`Meta::regions`] reads them.
+pub type RegionTable = (Vec<Region>, Vec<Vec<u32>>);
 
 /// META's `vocab`: what the tokenizer was.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -92,7 +99,7 @@ pub struct RegionMeta {
     /// What part of a call the region is.
     #[serde(flatten)]
     pub kind: RegionKind,
-    /// The region it occurs in (the root's is itself, [`FORMAT`]).
+    /// The region it occurs in (the root's is itself, [`FORMAT`](crate::automaton::region::FORMAT)).
     pub parent: u32,
 }
 
@@ -134,6 +141,46 @@ pub struct StateRegions {
 }
 
 impl Meta {
+    /// The metadata of an artifact compiled from `set` against `vocab`.
+    pub(crate) fn of(set: &ToolSet, vocab: &Vocab, opts: &Options, machine: &Machine) -> Meta {
+        let j = &opts.json;
+        let mut meta = Meta {
+            generator: concat!("tooldec-compile ", env!("CARGO_PKG_VERSION")).to_string(),
+            format: opts.format.name.clone(),
+            entries: machine.entries.iter().map(|(n, _)| n.clone()).collect(),
+            grammar_specials: machine.specials.clone(),
+            tools: set.names().into_iter().map(str::to_string).collect(),
+            vocab: VocabMeta {
+                label: vocab.label.clone(),
+                kind: vocab.kind.name().to_string(),
+                leading_space: vocab.leading_space,
+                specials: vocab
+                    .specials()
+                    .into_iter()
+                    .map(|(id, name)| (id, name.to_string()))
+                    .collect(),
+            },
+            options: OptionsMeta {
+                max_ws: j.max_ws,
+                max_depth: j.max_depth,
+                open_objects: j.open_objects,
+                any_order: j.any_order,
+                max_recursion: j.max_recursion,
+                any_depth: j.any_depth,
+                max_count: j.max_count,
+                relax: j.relax,
+                max_tokens: opts.max_tokens,
+            },
+            relaxed: machine.relaxed.clone(),
+            regions: None,
+            state_regions: None,
+        };
+        if opts.regions {
+            meta.set_regions(&machine.regions, &machine.labels);
+        }
+        meta
+    }
+
     /// Reads META's text (`Grammar::metadata`).
     pub fn from_artifact_text(text: &str) -> Result<Meta, String> {
         serde_json::from_str(text).map_err(|e| e.to_string())
@@ -164,7 +211,7 @@ impl Meta {
     /// The region tree and each of the `n_states` states' regions, checked
     /// (parents before children, indices in range); `None` when the
     /// artifact was compiled without them (`--no-regions`).
-    pub fn regions(&self, n_states: usize) -> Result<Option<(Vec<Region>, Vec<Vec<u32>>)>, String> {
+    pub fn regions(&self, n_states: usize) -> Result<Option<RegionTable>, String> {
         let Some(list) = &self.regions else {
             return Ok(None);
         };
@@ -250,6 +297,7 @@ impl From<RegionKind> for Option<Tag> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::automaton::region::FORMAT;
 
     #[test]
     fn regions_read_back_as_written() {

@@ -11,6 +11,7 @@ use std::collections::{HashMap, VecDeque};
 use crate::automaton::nfa::Nfa;
 use crate::error::Limit;
 
+/// The dead state: every move from it leads back to it, and it never accepts.
 pub const DEAD: u32 = 0;
 
 /// The largest cyclic component [`Dfa::merge_bottom_up`] puts in canonical
@@ -32,18 +33,23 @@ fn hash_u32s(xs: &[u32]) -> u64 {
 pub struct Dfa {
     /// The class of each byte.
     pub classes: [u8; 256],
+    /// The number of byte classes (the row width of `trans`).
     pub n_classes: usize,
     /// `n_states * n_classes` next states.
     pub trans: Vec<u32>,
+    /// Whether each state accepts.
     pub accept: Vec<bool>,
+    /// The start state.
     pub start: u32,
 }
 
 impl Dfa {
+    /// The number of states, the dead state included.
     pub fn n_states(&self) -> usize {
         self.accept.len()
     }
 
+    /// The state `s` moves to on `byte`.
     pub fn next(&self, s: u32, byte: u8) -> u32 {
         self.trans[s as usize * self.n_classes + self.classes[byte as usize] as usize]
     }

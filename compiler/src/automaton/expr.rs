@@ -25,8 +25,11 @@ pub enum Expr {
     Alt(Vec<Expr>),
     /// `min` to `max` repetitions (`None`: unbounded).
     Repeat {
+        /// What is repeated.
         expr: Box<Expr>,
+        /// The fewest repetitions.
         min: u32,
+        /// The most repetitions (`None`: unbounded).
         max: Option<u32>,
     },
     /// A keyed choice compiled as a trie: the literal key, then its branch.
@@ -50,8 +53,11 @@ pub enum Expr {
 /// from `start` to an accepting state. Sharing follows [`Expr::Shared`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Automaton {
+    /// The start state.
     pub start: u32,
+    /// Whether each state accepts.
     pub accepting: Vec<bool>,
+    /// Each state's moves: `(lo, hi, to)` on a byte in `lo..=hi`.
     pub edges: Vec<Vec<(u8, u8, u32)>>,
 }
 

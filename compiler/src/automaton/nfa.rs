@@ -19,7 +19,9 @@ use crate::error::Limit;
 /// One NFA state: epsilon moves and byte-range moves.
 #[derive(Debug, Clone, Default)]
 pub struct NState {
+    /// Epsilon moves: states reached without reading a byte.
     pub eps: Vec<u32>,
+    /// Byte moves: `(lo, hi, to)` on a byte in `lo..=hi`.
     pub ranges: Vec<(u8, u8, u32)>,
     /// The region it was built in (see [`crate::automaton::region`]).
     pub region: u32,
@@ -28,8 +30,11 @@ pub struct NState {
 /// A byte NFA with a single start and a single accepting state.
 #[derive(Debug, Clone)]
 pub struct Nfa {
+    /// The states, by id.
     pub states: Vec<NState>,
+    /// The start state.
     pub start: u32,
+    /// The one accepting state.
     pub accept: u32,
     /// The region tree of the expression's tags; region 0 is the root.
     pub regions: Vec<Region>,

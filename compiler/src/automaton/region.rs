@@ -20,18 +20,35 @@ pub const FORMAT: u32 = 0;
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Tag {
     /// Free text of a format rule (`text_except`).
-    Text { rule: String },
+    Text {
+        /// The format rule whose free text it is.
+        rule: String,
+    },
     /// The tools' names (the trie of names; with `name_json`, its quotes).
     Name,
     /// What a call writes after the tool's name, for these tools (by index).
-    Call { tools: Vec<u32> },
+    Call {
+        /// The tools, by index in the tool list.
+        tools: Vec<u32>,
+    },
     /// The arguments of these tools: tools with equal schemas share one
     /// argument machine.
-    Args { tools: Vec<u32> },
+    Args {
+        /// The tools, by index in the tool list.
+        tools: Vec<u32>,
+    },
     /// A property's name, quotes included.
-    Key { name: String },
+    Key {
+        /// The property's name.
+        name: String,
+    },
     /// A property's value; `ty` is what its schema says it is.
-    Value { name: String, ty: String },
+    Value {
+        /// The property's name.
+        name: String,
+        /// What its schema says it is (see [`schema_type`]).
+        ty: String,
+    },
 }
 
 impl Tag {
@@ -45,12 +62,14 @@ impl Tag {
 /// A node of the region tree: a tag and the region it occurs in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Region {
+    /// The region it occurs in (the root is its own parent).
     pub parent: u32,
     /// `None` for the root ([`FORMAT`]).
     pub tag: Option<Tag>,
 }
 
 impl Region {
+    /// The root region ([`FORMAT`]): text the format itself writes.
     pub fn root() -> Region {
         Region {
             parent: FORMAT,

@@ -9,5 +9,114 @@
 //!   `react` or `hermes`) around the tool-name trie and those machines.
 
 pub mod call_format;
-pub mod json;
-pub mod value;
+pub(crate) mod json;
+pub(crate) mod value;
+
+use std::collections::HashMap;
+
+use crate::automaton::expr::{self, Expr};
+use crate::automaton::region;
+use crate::spec::ToolSet;
+use crate::vocab::Vocab;
+use crate::{Error, ErrorKind, Options};
+use json::Lowering;
+
+/// The whole grammar of a tool set as an [`Expr`], with its entry rules
+/// and the special tokens it uses.
+pub fn lower(set: &ToolSet, opts: &Options, vocab: &Vocab) -> Result<call_format::Lowered, Error> {
+    let mut lowering = Lowering::new(set, opts.json);
+    let mut args = Vec::with_capacity(set.tools.len());
+    // Tools with the same parameters schema share one argument machine: the
+    // NFA builds it once, determinization reaches one copy of its states,
+    // and minimization has that much less to merge.
+    let keys: Vec<String> = set.tools.iter().map(|t| t.parameters.to_string()).collect();
+    let mut groups: HashMap<&str, Vec<u32>> = HashMap::new();
+    for (i, k) in keys.iter().enumerate() {
+        groups.entry(k).or_default().push(i as u32);
+    }
+    let mut seen: HashMap<&str, Expr> = HashMap::new();
+    for (i, key) in keys.iter().enumerate() {
+        let e = match seen.get(key.as_str()) {
+            Some(e) => e.clone(),
+            None => {
+                let tools = groups[key.as_str()].clone();
+                let e = Expr::shared(Expr::tag(
+                    region::Tag::Args { tools },
+                    lowering.tool_arguments(i)?,
+                ));
+                seen.insert(key, e.clone());
+                e
+            }
+        };
+        args.push(e);
+    }
+    let mut positional = |i: usize| lowering.tool_positional(i);
+    let mut parts = call_format::ToolParts {
+        names: set.tools.iter().map(|t| t.name.clone()).collect(),
+        args,
+        positional: &mut positional,
+    };
+    let mut lowered = call_format::lower(&opts.format, &mut parts, vocab)?;
+    lowered.relaxed = std::mem::take(&mut lowering.relaxed);
+    Ok(lowered)
+}
+
+/// The whole grammar of a tool set as one regular expression (the syntax of
+/// `regex-syntax`, Unicode mode), for running other engines on exactly the
+/// language this compiler builds: that of the format's first entry.
+/// Formats that use special tokens have no such spelling (their reserved
+/// bytes are not text).
+pub fn regex(set: &ToolSet, opts: &Options, vocab: &Vocab) -> Result<String, Error> {
+    let mut opts = opts.clone();
+    if let Some(first) = opts.format.entries().first() {
+        opts.format = opts.format.only_entry(first)?;
+    }
+    let lowered = lower(set, &opts, vocab)?;
+    expr::to_regex(&lowered.expr).map_err(|m| {
+        Error::new(
+            ErrorKind::Unsupported,
+            format!("the grammar has no regular-expression spelling: {m}"),
+        )
+    })
+}
+
+/// Adds to a state-bound error the part of the schemas that exceeds the
+/// bound on its own, if one does.
+pub(crate) fn blame(
+    e: Error,
+    set: &ToolSet,
+    opts: &Options,
+    tools: std::ops::Range<usize>,
+) -> Error {
+    if e.kind() != ErrorKind::Limit {
+        return e;
+    }
+    let mut lowering = Lowering::new(set, opts.json);
+    for i in tools {
+        if let Some(place) = lowering.blame(i, opts.max_states, opts.max_nfa_states) {
+            return Error::new(
+                ErrorKind::Limit,
+                format!(
+                    "{}; the part of the schema responsible: {place} (tool {:?})",
+                    e.message(),
+                    set.tools[i].name
+                ),
+            );
+        }
+    }
+    e
+}
+
+/// The grammar of one JSON Schema on its own: the whole output is one JSON
+/// value that the schema accepts (tool 0 of `set`; see
+/// [`spec::schema_document`]). No call format surrounds it.
+pub fn lower_schema(set: &ToolSet, opts: &Options) -> Result<call_format::Lowered, Error> {
+    let mut lowering = Lowering::new(set, opts.json);
+    let expr = lowering.schema_value(0)?;
+    Ok(call_format::Lowered {
+        expr,
+        entries: vec!["value".to_string()],
+        specials: Vec::new(),
+        relaxed: lowering.relaxed,
+    })
+}

@@ -34,7 +34,9 @@ mod toolbench;
 /// One tool: its name and its arguments schema.
 #[derive(Debug, Clone)]
 pub struct Tool {
+    /// The name a call uses.
     pub name: String,
+    /// Its description, when the list gives one.
     pub description: Option<String>,
     /// The JSON Schema of the arguments (`{}`-equivalent when absent).
     pub parameters: Value,
@@ -47,8 +49,11 @@ pub struct Tool {
 /// A parsed tool list, with its source kept for error positions.
 #[derive(Debug, Clone)]
 pub struct ToolSet {
+    /// The file it came from, for messages.
     pub file: String,
+    /// The file's text, for error positions.
     pub text: String,
+    /// The tools, in file order.
     pub tools: Vec<Tool>,
 }
 
@@ -65,6 +70,7 @@ impl ToolSet {
         }
     }
 
+    /// The tools' names, in order.
     pub fn names(&self) -> Vec<&str> {
         self.tools.iter().map(|t| t.name.as_str()).collect()
     }
@@ -161,7 +167,9 @@ pub enum Collisions {
 /// How [`parse_with`] reads a tool list.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ParseOptions {
+    /// Which dialect to read (default: detected from the shape).
     pub dialect: Dialect,
+    /// What to do with tools of the same name.
     pub collisions: Collisions,
 }
 

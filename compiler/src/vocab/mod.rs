@@ -38,12 +38,16 @@ pub enum Token {
 /// How the token bytes were recovered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VocabKind {
+    /// Byte-level BPE (GPT-2's byte-to-character map).
     ByteLevel,
+    /// SentencePiece: `▁` for a space and `<0xHH>` byte-fallback tokens.
     SentencePiece,
+    /// Tokens given as their raw bytes.
     Raw,
 }
 
 impl VocabKind {
+    /// The kind in words, as the metadata and `tooldec inspect` show it.
     pub fn name(self) -> &'static str {
         match self {
             VocabKind::ByteLevel => "byte-level BPE",
@@ -56,8 +60,11 @@ impl VocabKind {
 /// A tokenizer's tokens as bytes, with its end-of-sequence tokens.
 #[derive(Debug, Clone)]
 pub struct Vocab {
+    /// The tokens, by id.
     pub tokens: Vec<Token>,
+    /// The end-of-sequence tokens.
     pub eos: Vec<u32>,
+    /// How the tokens' bytes were recovered.
     pub kind: VocabKind,
     /// The decoder drops one leading space of the output (SentencePiece
     /// tokenizers that prepend `▁`): the first token of an output may carry
@@ -198,10 +205,12 @@ impl Vocab {
         Ok(())
     }
 
+    /// The number of tokens.
     pub fn len(&self) -> usize {
         self.tokens.len()
     }
 
+    /// Whether there is no token.
     pub fn is_empty(&self) -> bool {
         self.tokens.is_empty()
     }
@@ -443,6 +452,8 @@ pub struct TokenText<'a> {
 }
 
 impl<'a> TokenText<'a> {
+    /// The grammar's view of `vocab`, with `specials` (the special tokens
+    /// the grammar uses) read as their reserved byte strings.
     pub fn new(vocab: &'a Vocab, specials: &[u32]) -> TokenText<'a> {
         TokenText {
             vocab,
@@ -453,10 +464,12 @@ impl<'a> TokenText<'a> {
         }
     }
 
+    /// The number of tokens.
     pub fn len(&self) -> usize {
         self.vocab.len()
     }
 
+    /// Whether there is no token.
     pub fn is_empty(&self) -> bool {
         self.vocab.is_empty()
     }

@@ -72,7 +72,9 @@ pub fn special_marker(id: u32) -> [u8; 4] {
 /// A call format: its name and its checked grammar.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallFormat {
+    /// Its name (`react`, or a format file's stem).
     pub name: String,
+    /// Its checked grammar.
     pub grammar: Grammar,
 }
 
@@ -116,6 +118,7 @@ impl CallFormat {
         })
     }
 
+    /// The names of the shipped formats.
     pub fn shipped_names() -> Vec<&'static str> {
         SHIPPED.iter().map(|s| s.0).collect()
     }
@@ -147,7 +150,8 @@ impl CallFormat {
 }
 
 /// What a tool block needs of one tool.
-pub struct ToolParts<'a> {
+pub(crate) struct ToolParts<'a> {
+    /// The tools' names, in tool order.
     pub names: Vec<String>,
     /// Each tool's argument machine (tools with equal schemas share one).
     pub args: Vec<Expr>,
@@ -157,6 +161,7 @@ pub struct ToolParts<'a> {
 
 /// A lowered format.
 pub struct Lowered {
+    /// The whole grammar.
     pub expr: Expr,
     /// Entry rule names, in selector order.
     pub entries: Vec<String>,
@@ -181,7 +186,7 @@ struct Lower<'a, 'b> {
 /// Lowers `format` for these tools and this vocabulary; where the
 /// vocabulary's decoder drops a leading space (`Vocab::leading_space`),
 /// each entry may begin with one.
-pub fn lower(
+pub(crate) fn lower(
     format: &CallFormat,
     tools: &mut ToolParts<'_>,
     vocab: &Vocab,

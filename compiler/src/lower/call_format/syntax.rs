@@ -41,40 +41,56 @@ use parser::TdgParser;
 /// A line and column (1-based) in a format file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pos {
+    /// The line, from 1.
     pub line: usize,
+    /// The column, from 1.
     pub col: usize,
 }
 
 /// An expression of the format language.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Node {
+    /// A literal string.
     Lit(String),
     /// A character class, as written (`[...]`).
     Class(String, Pos),
     /// A regular expression, between its slashes.
     Regex(String, Pos),
+    /// A special token by name (`<|im_start|>`), as one token id.
     Special(String, Pos),
+    /// A token by text, as one token id.
     Token(String, Pos),
     /// Free text containing none of the triggers (`Lit`, `Special`, `Token`).
     Text(Vec<Node>, Pos),
+    /// A tool block: its body once per tool, with that tool's parts.
     Tool(Box<Node>, Pos),
+    /// A part of the tool in a tool block.
     Part(Part, Pos),
+    /// Another rule, by name.
     Ref(String, Pos),
+    /// Each in turn.
     Seq(Vec<Node>),
+    /// Any one of them.
     Alt(Vec<Node>),
+    /// `min` to `max` repetitions (`None`: unbounded).
     Repeat(Box<Node>, u32, Option<u32>),
 }
 
 /// What `tool { }` makes available.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Part {
+    /// The tool's name (`name`).
     Name,
+    /// The tool's name as a JSON string (`name_json`).
     NameJson,
+    /// The tool's arguments as a JSON object (`args`).
     Args,
+    /// The tool's arguments by position (`args_positional`).
     ArgsPositional,
 }
 
 impl Part {
+    /// The keyword that names the part in a format file.
     pub fn keyword(self) -> &'static str {
         match self {
             Part::Name => "name",
@@ -88,9 +104,13 @@ impl Part {
 /// One `name = expression ;`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rule {
+    /// The rule's name.
     pub name: String,
+    /// Whether it is an entry point (`entry name = ...`).
     pub entry: bool,
+    /// Its expression.
     pub body: Node,
+    /// Where it starts.
     pub pos: Pos,
 }
 
@@ -99,6 +119,7 @@ pub struct Rule {
 pub struct Grammar {
     /// Where it came from, for messages (`grammars/formats/react.tdg`).
     pub file: String,
+    /// Its rules, in file order.
     pub rules: Vec<Rule>,
 }
 

@@ -27,7 +27,9 @@ use std::rc::Rc;
 
 use serde_json::Value;
 
-pub use text::{json_integer, json_number, json_string, ws, MAX_INT_DIGITS};
+#[cfg(test)]
+pub use text::{json_integer, json_string};
+pub use text::{json_number, ws, MAX_INT_DIGITS};
 
 use crate::automaton::expr::Expr;
 use crate::error::{Error, ErrorKind};

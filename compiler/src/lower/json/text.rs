@@ -102,7 +102,9 @@ pub(super) fn int_part() -> Expr {
     ])
 }
 
-/// `-?(0|[1-9][0-9]{0,17})`: canonical integers that fit an i64 exactly.
+/// `-?(0|[1-9][0-9]{0,17})`: canonical integers that fit an i64 exactly
+/// (the reference the integer ranges are tested against).
+#[cfg(test)]
 pub fn json_integer() -> Expr {
     int_part()
 }

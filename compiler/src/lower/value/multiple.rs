@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use super::range::{Dec, MAX_UINT};
+use super::range::Dec;
 use crate::automaton::expr::{Automaton, Expr};
 use crate::lower::json::MAX_INT_DIGITS;
 
@@ -148,6 +148,7 @@ pub fn number_multiple_of(m: &serde_json::Number) -> Result<Expr, String> {
 mod tests {
     use super::*;
     use crate::automaton::expr;
+    use crate::lower::value::range::MAX_UINT;
     use crate::lower::value::testutil::{
         dfa, number, plain_number, ref_value, Rng, NOT_INTEGERS, NOT_NUMBERS,
     };

@@ -3,8 +3,6 @@
 //! meaning, then built as the canonical content of the strings they match,
 //! anchors handled exactly.
 
-use std::collections::HashMap;
-
 use regex_syntax::hir::{Class, Hir, HirKind, Look};
 
 use super::string::{any_char, json_char, json_text};
@@ -647,6 +645,7 @@ mod tests {
     use crate::automaton::dfa::Dfa;
     use crate::lower::value::testutil::{content, dfa, read_groups, suite_dir, Rng};
     use serde_json::Value;
+    use std::collections::HashMap;
     use std::path::Path;
 
     // -----------------------------------------------------------------

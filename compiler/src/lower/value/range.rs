@@ -303,11 +303,16 @@ fn cmp_mag(ai: &[u8], af: &[u8], bi: &[u8], bf: &[u8]) -> Ordering {
 /// double).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bound {
+    /// The bound as written.
     pub value: serde_json::Number,
+    /// Whether the bound itself is outside the range.
     pub exclusive: bool,
 }
 
 impl Bound {
+    /// `minimum`/`maximum` (the lowering builds its bounds field by field;
+    /// the tests use these).
+    #[cfg(test)]
     pub fn inclusive(value: serde_json::Number) -> Bound {
         Bound {
             value,
@@ -315,6 +320,8 @@ impl Bound {
         }
     }
 
+    /// `exclusiveMinimum`/`exclusiveMaximum`.
+    #[cfg(test)]
     pub fn exclusive(value: serde_json::Number) -> Bound {
         Bound {
             value,
