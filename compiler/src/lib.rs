@@ -32,7 +32,7 @@
 //! std::fs::write("tools.tdm", &out.artifact).unwrap();
 //! ```
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod artifact;
 pub mod automaton;
@@ -263,16 +263,16 @@ fn compile_machine(
     progress(Progress::Start("write"));
     let t = Instant::now();
     let meta = Meta::of(set, vocab, opts, &machine).to_json_string();
-    let (payload, forms) = write::payload(
+    let (payload, forms) = write::payload(&write::Input {
         dfa,
-        &machine.entries,
-        &masks,
-        &text,
+        entries: &machine.entries,
+        crossed: &masks,
+        text: &text,
         vocab,
         vocab_size,
-        opts.max_tokens,
-        &meta,
-    )?;
+        max_tokens: opts.max_tokens,
+        meta: &meta,
+    })?;
     let artifact = match opts.zstd_level {
         Some(level) => write::compress(&payload, level)?,
         None => payload.clone(),
