@@ -373,205 +373,235 @@ fn min_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
 
 impl<'a> Lowering<'a> {
     /// The flat schema of one schema object's own keywords (applicators
-    /// are handled by the caller).
+    /// are handled by the caller): each keyword in turn, then the item and
+    /// property keywords, which are read together.
     pub(crate) fn own(
         &mut self,
         sub: &Sub<'a>,
         o: &'a Map<String, Value>,
         top: bool,
     ) -> Result<Flat<'a>, Error> {
+        let mut f = Flat::any(&sub.at);
+        for (k, v) in o {
+            if !is_annotation(k) {
+                self.own_keyword(&mut f, sub, o, k.as_str(), v)?;
+            }
+        }
+        if o.get("nullable") == Some(&Value::Bool(true)) && o.contains_key("type") {
+            f.kinds |= NULL;
+        }
+        self.own_items(&mut f, sub, o, top)?;
+        self.own_properties(&mut f, sub, o, top)?;
+        Ok(f)
+    }
+
+    /// What one keyword `k` (value `v`) of the schema object `o` adds to `f`;
+    /// the item and property keywords are read by [`Self::own_items`] and
+    /// [`Self::own_properties`].
+    fn own_keyword(
+        &mut self,
+        f: &mut Flat<'a>,
+        sub: &Sub<'a>,
+        o: &'a Map<String, Value>,
+        k: &str,
+        v: &'a Value,
+    ) -> Result<(), Error> {
         let at = &sub.at;
-        let mut f = Flat::any(at);
         let here = |k: &str| format!("{at}/{}", escape_pointer(k));
         let child = |path: String, v: &'a Value| Sub {
             schema: v,
             at: path,
             stack: sub.stack.clone(),
         };
-        for (k, v) in o {
-            let k = k.as_str();
-            if is_annotation(k) {
-                continue;
-            }
-            match k {
-                "type" => {
-                    f.kinds &= type_kinds(v).ok_or_else(|| {
-                        self.err(
-                            ErrorKind::Schema,
-                            &here(k),
-                            &format!("unknown type {v} (expected null, boolean, integer, number, string, array, object, or a list of them)"),
-                        )
-                    })?;
-                }
-                "nullable" => {}
-                "enum" => {
-                    let Value::Array(values) = v else {
-                        return Err(self.err(
-                            ErrorKind::Schema,
-                            &here(k),
-                            "\"enum\" must be an array",
-                        ));
-                    };
-                    f.literals = Some(values.iter().collect());
-                }
-                "const" => f.literals = Some(vec![v]),
-                "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
-                    f.constrained = true;
-                    let lower = k.ends_with("inimum");
-                    let bound = match v {
-                        Value::Number(n) => NumBound {
-                            value: n.clone(),
-                            exclusive: k.starts_with("exclusive"),
-                        },
-                        // Draft 4: a boolean that makes minimum/maximum exclusive.
-                        Value::Bool(_) if k.starts_with("exclusive") => continue,
-                        _ => {
-                            return Err(self.err(
-                                ErrorKind::Schema,
-                                &here(k),
-                                &format!("\"{k}\" must be a number"),
-                            ))
-                        }
-                    };
-                    let exclusive4 = |name: &str| o.get(name) == Some(&Value::Bool(true));
-                    let bound = NumBound {
-                        exclusive: bound.exclusive
-                            || (k == "minimum" && exclusive4("exclusiveMinimum"))
-                            || (k == "maximum" && exclusive4("exclusiveMaximum")),
-                        ..bound
-                    };
-                    if lower {
-                        f.lo = tighter(&f.lo, &Some(bound), true);
-                    } else {
-                        f.hi = tighter(&f.hi, &Some(bound), false);
-                    }
-                }
-                "multipleOf" => {
-                    f.constrained = true;
-                    match v {
-                        Value::Number(n) if n.as_f64().is_some_and(|x| x > 0.0) => {
-                            f.multiple_of.push((n.clone(), here(k)))
-                        }
-                        _ => {
-                            return Err(self.err(
-                                ErrorKind::Schema,
-                                &here(k),
-                                "\"multipleOf\" must be a number above 0",
-                            ))
-                        }
-                    }
-                }
-                "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties"
-                | "maxProperties" => {
-                    f.constrained = true;
-                    let n = count(v).ok_or_else(|| {
-                        self.err(
-                            ErrorKind::Schema,
-                            &here(k),
-                            &format!("\"{k}\" must be a non-negative integer"),
-                        )
-                    })?;
-                    match k {
-                        "minLength" => f.min_len = f.min_len.max(n),
-                        "maxLength" => f.max_len = min_opt(f.max_len, Some(n)),
-                        "minItems" => f.min_items = f.min_items.max(n),
-                        "maxItems" => f.max_items = min_opt(f.max_items, Some(n)),
-                        "minProperties" => f.min_props = f.min_props.max(n),
-                        _ => f.max_props = min_opt(f.max_props, Some(n)),
-                    }
-                }
-                "pattern" => {
-                    f.constrained = true;
-                    let Value::String(p) = v else {
-                        return Err(self.err(
-                            ErrorKind::Schema,
-                            &here(k),
-                            "\"pattern\" must be a string",
-                        ));
-                    };
-                    f.patterns.push((p.as_str(), here(k)));
-                }
-                "format" => {
-                    if let Value::String(name) = v {
-                        if crate::lower::value::format_is_exact(name).is_some() {
-                            f.constrained = true;
-                            f.formats.push(name.as_str());
-                        } else if name == "regex" {
-                            // Validators check it, and regular expressions
-                            // nest: no finite machine knows them.
-                            self.refuse_or_relax(
-                                &here(k),
-                                "format",
-                                "\"regex\" (a valid regular expression) cannot be checked by a finite machine",
-                                "any string",
-                            )?;
-                        }
-                        // Other names are annotations, as JSON Schema reads
-                        // formats it does not define (int32, password, ...).
-                    }
-                }
-                "uniqueItems" if v == &Value::Bool(true) => {
-                    f.constrained = true;
-                    f.unique = Some(here(k));
-                }
-                "items" | "prefixItems" | "additionalItems" | "unevaluatedItems" => {}
-                "contains" => {
-                    self.refuse_or_relax(&here(k), k, "is not supported", "ignored")?;
-                }
-                "properties"
-                | "required"
-                | "additionalProperties"
-                | "patternProperties"
-                | "unevaluatedProperties" => {}
-                "propertyNames" => {
-                    f.constrained = true;
-                    f.property_names.push(child(here(k), v));
-                }
-                "dependentRequired" | "dependencies" => {
-                    f.constrained = true;
-                    let Value::Object(d) = v else {
-                        return Err(self.err(
-                            ErrorKind::Schema,
-                            &here(k),
-                            &format!("\"{k}\" must be an object"),
-                        ));
-                    };
-                    for (name, deps) in d {
-                        match deps {
-                            Value::Array(names) => f.dependent.push((
-                                name.clone(),
-                                names
-                                    .iter()
-                                    .filter_map(Value::as_str)
-                                    .map(str::to_string)
-                                    .collect(),
-                            )),
-                            _ => self.refuse_or_relax(
-                                &format!("{}/{}", here(k), escape_pointer(name)),
-                                k,
-                                "with a schema (dependentSchemas) is not supported",
-                                "ignored",
-                            )?,
-                        }
-                    }
-                }
-                "dependentSchemas" => {
-                    self.refuse_or_relax(&here(k), k, "is not supported", "ignored")?
-                }
-                "$dynamicRef" | "$recursiveRef" => {
-                    return Err(self.err(
-                        ErrorKind::Unsupported,
+        match k {
+            "type" => {
+                f.kinds &= type_kinds(v).ok_or_else(|| {
+                    self.err(
+                        ErrorKind::Schema,
                         &here(k),
-                        &format!("\"{k}\" (dynamic scope) is not supported"),
-                    ))
-                }
-                // Applicators, handled by `flatten_one`.
-                _ => {}
+                        &format!("unknown type {v} (expected null, boolean, integer, number, string, array, object, or a list of them)"),
+                    )
+                })?;
             }
+            "nullable" => {}
+            "enum" => {
+                let Value::Array(values) = v else {
+                    return Err(self.err(ErrorKind::Schema, &here(k), "\"enum\" must be an array"));
+                };
+                f.literals = Some(values.iter().collect());
+            }
+            "const" => f.literals = Some(vec![v]),
+            "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
+                f.constrained = true;
+                let lower = k.ends_with("inimum");
+                let bound = match v {
+                    Value::Number(n) => NumBound {
+                        value: n.clone(),
+                        exclusive: k.starts_with("exclusive"),
+                    },
+                    // Draft 4: a boolean that makes minimum/maximum exclusive.
+                    Value::Bool(_) if k.starts_with("exclusive") => return Ok(()),
+                    _ => {
+                        return Err(self.err(
+                            ErrorKind::Schema,
+                            &here(k),
+                            &format!("\"{k}\" must be a number"),
+                        ))
+                    }
+                };
+                let exclusive4 = |name: &str| o.get(name) == Some(&Value::Bool(true));
+                let bound = NumBound {
+                    exclusive: bound.exclusive
+                        || (k == "minimum" && exclusive4("exclusiveMinimum"))
+                        || (k == "maximum" && exclusive4("exclusiveMaximum")),
+                    ..bound
+                };
+                if lower {
+                    f.lo = tighter(&f.lo, &Some(bound), true);
+                } else {
+                    f.hi = tighter(&f.hi, &Some(bound), false);
+                }
+            }
+            "multipleOf" => {
+                f.constrained = true;
+                match v {
+                    Value::Number(n) if n.as_f64().is_some_and(|x| x > 0.0) => {
+                        f.multiple_of.push((n.clone(), here(k)))
+                    }
+                    _ => {
+                        return Err(self.err(
+                            ErrorKind::Schema,
+                            &here(k),
+                            "\"multipleOf\" must be a number above 0",
+                        ))
+                    }
+                }
+            }
+            "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties"
+            | "maxProperties" => {
+                f.constrained = true;
+                let n = count(v).ok_or_else(|| {
+                    self.err(
+                        ErrorKind::Schema,
+                        &here(k),
+                        &format!("\"{k}\" must be a non-negative integer"),
+                    )
+                })?;
+                match k {
+                    "minLength" => f.min_len = f.min_len.max(n),
+                    "maxLength" => f.max_len = min_opt(f.max_len, Some(n)),
+                    "minItems" => f.min_items = f.min_items.max(n),
+                    "maxItems" => f.max_items = min_opt(f.max_items, Some(n)),
+                    "minProperties" => f.min_props = f.min_props.max(n),
+                    _ => f.max_props = min_opt(f.max_props, Some(n)),
+                }
+            }
+            "pattern" => {
+                f.constrained = true;
+                let Value::String(p) = v else {
+                    return Err(self.err(
+                        ErrorKind::Schema,
+                        &here(k),
+                        "\"pattern\" must be a string",
+                    ));
+                };
+                f.patterns.push((p.as_str(), here(k)));
+            }
+            "format" => {
+                if let Value::String(name) = v {
+                    if crate::lower::value::format_is_exact(name).is_some() {
+                        f.constrained = true;
+                        f.formats.push(name.as_str());
+                    } else if name == "regex" {
+                        // Validators check it, and regular expressions
+                        // nest: no finite machine knows them.
+                        self.refuse_or_relax(
+                            &here(k),
+                            "format",
+                            "\"regex\" (a valid regular expression) cannot be checked by a finite machine",
+                            "any string",
+                        )?;
+                    }
+                    // Other names are annotations, as JSON Schema reads
+                    // formats it does not define (int32, password, ...).
+                }
+            }
+            "uniqueItems" if v == &Value::Bool(true) => {
+                f.constrained = true;
+                f.unique = Some(here(k));
+            }
+            "items" | "prefixItems" | "additionalItems" | "unevaluatedItems" => {}
+            "contains" => {
+                self.refuse_or_relax(&here(k), k, "is not supported", "ignored")?;
+            }
+            "properties"
+            | "required"
+            | "additionalProperties"
+            | "patternProperties"
+            | "unevaluatedProperties" => {}
+            "propertyNames" => {
+                f.constrained = true;
+                f.property_names.push(child(here(k), v));
+            }
+            "dependentRequired" | "dependencies" => {
+                f.constrained = true;
+                let Value::Object(d) = v else {
+                    return Err(self.err(
+                        ErrorKind::Schema,
+                        &here(k),
+                        &format!("\"{k}\" must be an object"),
+                    ));
+                };
+                for (name, deps) in d {
+                    match deps {
+                        Value::Array(names) => f.dependent.push((
+                            name.clone(),
+                            names
+                                .iter()
+                                .filter_map(Value::as_str)
+                                .map(str::to_string)
+                                .collect(),
+                        )),
+                        _ => self.refuse_or_relax(
+                            &format!("{}/{}", here(k), escape_pointer(name)),
+                            k,
+                            "with a schema (dependentSchemas) is not supported",
+                            "ignored",
+                        )?,
+                    }
+                }
+            }
+            "dependentSchemas" => {
+                self.refuse_or_relax(&here(k), k, "is not supported", "ignored")?
+            }
+            "$dynamicRef" | "$recursiveRef" => {
+                return Err(self.err(
+                    ErrorKind::Unsupported,
+                    &here(k),
+                    &format!("\"{k}\" (dynamic scope) is not supported"),
+                ))
+            }
+            // Applicators, handled by `flatten_one`.
+            _ => {}
         }
-        if o.get("nullable") == Some(&Value::Bool(true)) && o.contains_key("type") {
-            f.kinds |= NULL;
-        }
+        Ok(())
+    }
+
+    /// The array keywords of `o` (`items`, `prefixItems`, their older
+    /// spellings and `unevaluatedItems`) as one more array part of `f`.
+    fn own_items(
+        &mut self,
+        f: &mut Flat<'a>,
+        sub: &Sub<'a>,
+        o: &'a Map<String, Value>,
+        top: bool,
+    ) -> Result<(), Error> {
+        let at = &sub.at;
+        let child = |path: String, v: &'a Value| Sub {
+            schema: v,
+            at: path,
+            stack: sub.stack.clone(),
+        };
         // Arrays.
         let items = o.get("items");
         let prefix_items = o.get("prefixItems");
@@ -636,6 +666,25 @@ impl<'a> Lowering<'a> {
             }
             f.arrays.push(part);
         }
+        Ok(())
+    }
+
+    /// The object keywords of `o` (`properties`, `required`,
+    /// `patternProperties`, `additionalProperties`,
+    /// `unevaluatedProperties`) as one more object part of `f`.
+    fn own_properties(
+        &mut self,
+        f: &mut Flat<'a>,
+        sub: &Sub<'a>,
+        o: &'a Map<String, Value>,
+        top: bool,
+    ) -> Result<(), Error> {
+        let at = &sub.at;
+        let child = |path: String, v: &'a Value| Sub {
+            schema: v,
+            at: path,
+            stack: sub.stack.clone(),
+        };
         // Objects.
         let keys = [
             "properties",
@@ -738,7 +787,7 @@ impl<'a> Lowering<'a> {
             }
             f.objects.push(part);
         }
-        Ok(f)
+        Ok(())
     }
 }
 
