@@ -389,6 +389,12 @@ impl Dfa {
     /// with an earlier component of the same form. Only equivalent states
     /// are merged; those it misses (say, a loop equal to a state it exits
     /// to) are left for Hopcroft.
+    ///
+    /// One function on purpose: Tarjan's iterative walk, the per-component
+    /// canonical encoding and the class table share their state (the
+    /// stack, the low links, the classes so far), and the order of those
+    /// steps is the soundness argument above; split, that argument would be
+    /// spread over functions that each hold part of the walk.
     pub fn merge_bottom_up(&mut self) {
         let n = self.n_states();
         let k = self.n_classes;
@@ -585,6 +591,9 @@ impl Dfa {
     }
 
     /// Hopcroft's partition refinement: merges states with equal languages.
+    /// Kept whole, as the textbook algorithm reads: the partition, the
+    /// splitter worklist and the inverse transitions are one data structure
+    /// updated together.
     fn hopcroft(&mut self) {
         let n = self.n_states();
         let k = self.n_classes;
