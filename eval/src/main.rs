@@ -85,7 +85,7 @@ enum Cmd {
 }
 
 const REPORT_COMMAND: &str =
-    "TOOLDEC_DATA=../shared/data cargo run --release -p tooldec-eval -- run";
+    "TOOLDEC_DATA=../shared/data eval/run.sh run";
 
 fn setup(max_new: usize) -> Result<Setup, String> {
     let model_path = weights::model_path()?;
