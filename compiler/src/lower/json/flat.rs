@@ -432,35 +432,7 @@ impl<'a> Lowering<'a> {
             }
             "const" => f.literals = Some(vec![v]),
             "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
-                f.constrained = true;
-                let lower = k.ends_with("inimum");
-                let bound = match v {
-                    Value::Number(n) => NumBound {
-                        value: n.clone(),
-                        exclusive: k.starts_with("exclusive"),
-                    },
-                    // Draft 4: a boolean that makes minimum/maximum exclusive.
-                    Value::Bool(_) if k.starts_with("exclusive") => return Ok(()),
-                    _ => {
-                        return Err(self.err(
-                            ErrorKind::Schema,
-                            &here(k),
-                            &format!("\"{k}\" must be a number"),
-                        ))
-                    }
-                };
-                let exclusive4 = |name: &str| o.get(name) == Some(&Value::Bool(true));
-                let bound = NumBound {
-                    exclusive: bound.exclusive
-                        || (k == "minimum" && exclusive4("exclusiveMinimum"))
-                        || (k == "maximum" && exclusive4("exclusiveMaximum")),
-                    ..bound
-                };
-                if lower {
-                    f.lo = tighter(&f.lo, &Some(bound), true);
-                } else {
-                    f.hi = tighter(&f.hi, &Some(bound), false);
-                }
+                self.own_bound(f, o, k, v, &here(k))?;
             }
             "multipleOf" => {
                 f.constrained = true;
@@ -544,32 +516,7 @@ impl<'a> Lowering<'a> {
                 f.property_names.push(child(here(k), v));
             }
             "dependentRequired" | "dependencies" => {
-                f.constrained = true;
-                let Value::Object(d) = v else {
-                    return Err(self.err(
-                        ErrorKind::Schema,
-                        &here(k),
-                        &format!("\"{k}\" must be an object"),
-                    ));
-                };
-                for (name, deps) in d {
-                    match deps {
-                        Value::Array(names) => f.dependent.push((
-                            name.clone(),
-                            names
-                                .iter()
-                                .filter_map(Value::as_str)
-                                .map(str::to_string)
-                                .collect(),
-                        )),
-                        _ => self.refuse_or_relax(
-                            &format!("{}/{}", here(k), escape_pointer(name)),
-                            k,
-                            "with a schema (dependentSchemas) is not supported",
-                            "ignored",
-                        )?,
-                    }
-                }
+                self.own_dependent(f, k, v, &here(k))?;
             }
             "dependentSchemas" => {
                 self.refuse_or_relax(&here(k), k, "is not supported", "ignored")?
@@ -583,6 +530,86 @@ impl<'a> Lowering<'a> {
             }
             // Applicators, handled by `flatten_one`.
             _ => {}
+        }
+        Ok(())
+    }
+
+    /// `minimum`, `maximum` and their exclusive forms (draft 4's boolean
+    /// `exclusiveMinimum`/`exclusiveMaximum` included): the tighter bound wins.
+    fn own_bound(
+        &self,
+        f: &mut Flat<'a>,
+        o: &'a Map<String, Value>,
+        k: &str,
+        v: &'a Value,
+        here: &str,
+    ) -> Result<(), Error> {
+        f.constrained = true;
+        let lower = k.ends_with("inimum");
+        let bound = match v {
+            Value::Number(n) => NumBound {
+                value: n.clone(),
+                exclusive: k.starts_with("exclusive"),
+            },
+            // Draft 4: a boolean that makes minimum/maximum exclusive.
+            Value::Bool(_) if k.starts_with("exclusive") => return Ok(()),
+            _ => {
+                return Err(self.err(
+                    ErrorKind::Schema,
+                    here,
+                    &format!("\"{k}\" must be a number"),
+                ))
+            }
+        };
+        let exclusive4 = |name: &str| o.get(name) == Some(&Value::Bool(true));
+        let bound = NumBound {
+            exclusive: bound.exclusive
+                || (k == "minimum" && exclusive4("exclusiveMinimum"))
+                || (k == "maximum" && exclusive4("exclusiveMaximum")),
+            ..bound
+        };
+        if lower {
+            f.lo = tighter(&f.lo, &Some(bound), true);
+        } else {
+            f.hi = tighter(&f.hi, &Some(bound), false);
+        }
+        Ok(())
+    }
+
+    /// `dependentRequired` (and draft 7's `dependencies` with lists of
+    /// names); a schema as a dependency is refused, or ignored under `--relax`.
+    fn own_dependent(
+        &mut self,
+        f: &mut Flat<'a>,
+        k: &str,
+        v: &'a Value,
+        here: &str,
+    ) -> Result<(), Error> {
+        f.constrained = true;
+        let Value::Object(d) = v else {
+            return Err(self.err(
+                ErrorKind::Schema,
+                here,
+                &format!("\"{k}\" must be an object"),
+            ));
+        };
+        for (name, deps) in d {
+            match deps {
+                Value::Array(names) => f.dependent.push((
+                    name.clone(),
+                    names
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect(),
+                )),
+                _ => self.refuse_or_relax(
+                    &format!("{}/{}", here, escape_pointer(name)),
+                    k,
+                    "with a schema (dependentSchemas) is not supported",
+                    "ignored",
+                )?,
+            }
         }
         Ok(())
     }
