@@ -939,11 +939,15 @@ fn fill_next_token_bitmask_batch(
     Ok(())
 }
 
+mod fingerprint;
+
 /// The Python module `tooldec._tooldec`.
 #[pymodule]
 fn _tooldec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Artifact>()?;
     m.add_class::<Matcher>()?;
+    m.add_class::<fingerprint::PyFingerprint>()?;
+    m.add_function(wrap_pyfunction!(fingerprint::tokenizer_json_fingerprint, m)?)?;
     m.add_function(wrap_pyfunction!(fill_next_token_bitmask_batch, m)?)?;
     m.add("DEFAULT_MAX_ROLLBACK", DEFAULT_MAX_ROLLBACK)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -1,6 +1,6 @@
 """Fixtures: the test artifacts, the weather tools, and engine stand-ins.
 
-The engine packages (transformers, SGLang, vLLM) are used when installed;
+The engine packages (transformers, tokenizers, SGLang, vLLM) are used when installed;
 otherwise ``tests/standins`` provides their interfaces (appended to
 ``sys.path``, so an installed package always wins). The header of the pytest
 run says which were used.
@@ -18,7 +18,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 STANDINS = HERE / "standins"
 
-ENGINES = ("transformers", "sglang", "vllm")
+ENGINES = ("transformers", "tokenizers", "sglang", "vllm")
 STANDIN_USED = {name: importlib.util.find_spec(name) is None for name in ENGINES}
 if any(STANDIN_USED.values()):
     sys.path.append(str(STANDINS))
@@ -94,3 +94,31 @@ def tools():
     with open(ROOT / "grammars" / "examples" / "weather.json") as f:
         spec = json.load(f)
     return {t["function"]["name"]: t["function"]["parameters"] for t in spec}
+
+
+@pytest.fixture(scope="session")
+def bytes_tokenizer_path():
+    """A byte-level BPE tokenizer.json of 260 tokens (the 256 bytes, three
+    merges, ``<|endoftext|>``), committed under tests/fixtures."""
+    return HERE / "fixtures" / "bytes-tokenizer.json"
+
+
+@pytest.fixture(scope="session")
+def bytes_art():
+    """weather.json compiled for tests/fixtures/bytes-tokenizer.json (by
+    python/test.sh): an artifact whose tokenizer the tests hold."""
+    import tooldec
+
+    p = _artifact_path("TOOLDEC_BYTES_TDM")
+    if p is None or not p.is_file():
+        pytest.skip("TOOLDEC_BYTES_TDM unset: run python/test.sh, which compiles it")
+    return tooldec.Artifact.open(str(p))
+
+
+@pytest.fixture(scope="session")
+def data_dir():
+    """$TOOLDEC_DATA (python/test.sh makes it absolute), or skip."""
+    d = os.environ.get("TOOLDEC_DATA")
+    if not d:
+        pytest.skip("TOOLDEC_DATA unset: the real-tokenizer tests need it (see python/test.sh)")
+    return pathlib.Path(d)

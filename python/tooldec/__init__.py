@@ -13,6 +13,13 @@ serve token masks from it::
     tooldec.apply_token_bitmask(logits, bitmask)
     m.accept_token(int(np.argmax(logits)))
 
+An artifact only fits the tokenizer it was compiled for:
+``tooldec.vocab_fingerprint(tokenizer)`` computes a tokenizer's vocabulary
+fingerprint (from a transformers fast tokenizer, a ``tokenizers.Tokenizer``
+or a ``tokenizer.json``) and ``art.check_vocabulary(fp)`` refuses a
+mismatch; every adapter runs this check at load when it is given the
+engine's tokenizer.
+
 Adapters: ``tooldec.hf`` (Hugging Face ``LogitsProcessor``),
 ``tooldec.sglang`` (SGLang grammar backend), ``tooldec.vllm`` (vLLM v1
 structured-output backend). Each imports its engine only when imported.
@@ -22,6 +29,7 @@ try:
     from ._tooldec import (
         DEFAULT_MAX_ROLLBACK,
         Artifact,
+        Fingerprint,
         Matcher,
         __version__,
         fill_next_token_bitmask_batch,
@@ -32,6 +40,7 @@ except ImportError as e:  # the source tree, not the installed package
         "with `pip install ./python` from the repository root, and do not import it from the "
         "python/ source directory"
     ) from e
+from ._vocab import vocab_fingerprint
 from ._bitmask import (
     allocate_token_bitmask,
     apply_token_bitmask,
@@ -41,6 +50,7 @@ from ._bitmask import (
 
 __all__ = [
     "Artifact",
+    "Fingerprint",
     "Matcher",
     "DEFAULT_MAX_ROLLBACK",
     "fill_next_token_bitmask_batch",
@@ -48,5 +58,6 @@ __all__ = [
     "apply_token_bitmask",
     "bitmask_to_bool",
     "get_bitmask_shape",
+    "vocab_fingerprint",
     "__version__",
 ]

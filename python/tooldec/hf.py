@@ -6,7 +6,7 @@ that would break the tool call.
     from tooldec.hf import ToolCallLogitsProcessor
 
     art = tooldec.Artifact.open("weather-gpt2.tdm")
-    proc = ToolCallLogitsProcessor(art, max_tokens=128)
+    proc = ToolCallLogitsProcessor(art, max_tokens=128, tokenizer=tokenizer)
     out = model.generate(**inputs, logits_processor=[proc], max_new_tokens=128,
                          do_sample=True, pad_token_id=tokenizer.eos_token_id)
 
@@ -26,6 +26,7 @@ from typing import Any, List, Optional
 
 from ._bitmask import apply_token_bitmask
 from ._tooldec import Artifact, Matcher, fill_next_token_bitmask_batch
+from ._vocab import check_vocabulary, vocab_fingerprint
 
 try:  # the real transformers (or a test's stand-in of it)
     from transformers import LogitsProcessor as _LogitsProcessor
@@ -49,6 +50,10 @@ class ToolCallLogitsProcessor(_LogitsProcessor):  # type: ignore[misc,valid-type
     ``max_tokens``: complete the call within this many generated tokens, EOS
     included (pass ``generate``'s ``max_new_tokens``); default: the
     artifact's own, else none.
+    ``tokenizer``: the model's tokenizer (anything ``tooldec.vocab_fingerprint``
+    takes): the artifact is refused (``ValueError``) unless it was compiled
+    for that vocabulary. A logits processor never sees the tokenizer
+    otherwise, so without it nothing is checked.
     """
 
     def __init__(
@@ -56,8 +61,11 @@ class ToolCallLogitsProcessor(_LogitsProcessor):  # type: ignore[misc,valid-type
         artifact: Any,
         entry: Optional[str] = None,
         max_tokens: Optional[int] = None,
+        tokenizer: Any = None,
     ) -> None:
         self.artifact = artifact if isinstance(artifact, Artifact) else Artifact.open(artifact)
+        if tokenizer is not None:
+            check_vocabulary(self.artifact, vocab_fingerprint(tokenizer), "the artifact")
         self.entry = entry
         self.max_tokens = max_tokens
         # Validate the arguments now rather than on the first step.

@@ -16,6 +16,10 @@ e.g. ``"ebnf": "tooldec:weather"`` or ``"structural_tag": '{"tooldec":
 (JSON schemas, regexes...) goes to ``fallback``, another backend given at
 registration, or is refused.
 
+At creation the backend checks every artifact against the engine's
+tokenizer (its vocabulary fingerprint, ``tooldec.vocab_fingerprint``) and
+refuses one compiled for another vocabulary.
+
 Interfaces matched (``python/sglang/srt/constrained/base_grammar_backend.py``
 at sgl-project/sglang@99e1c51617bf, and ``xgrammar_backend.py`` at
 @65cf1ed0b8b1 for the semantics): ``BaseGrammarObject`` (``accept_token``
@@ -42,6 +46,7 @@ from sglang.srt.constrained.base_grammar_backend import (
 from ._bitmask import allocate_token_bitmask, apply_token_bitmask
 from ._specs import ArtifactsLike, check_width, load_artifacts, parse_spec, resolve
 from ._tooldec import Artifact, Matcher
+from ._vocab import check_vocabulary, vocab_fingerprint
 
 try:
     from sglang.srt.constrained.base_grammar_backend import INVALID_GRAMMAR_OBJ
@@ -180,7 +185,9 @@ class TooldecGrammarBackend(BaseGrammarBackend):
 
     ``artifacts``: a path, an ``Artifact`` or ``{name: path or Artifact}``
     (None: ``TOOLDEC_ARTIFACTS``). ``vocab_size``: the model's logits size
-    (checked against each artifact). ``fallback``: a backend for every other
+    (checked against each artifact). ``tokenizer``: the engine's tokenizer
+    (anything ``tooldec.vocab_fingerprint`` takes; an artifact compiled for
+    another vocabulary is refused; None: not checked). ``fallback``: a backend for every other
     grammar (for instance SGLang's xgrammar backend), or None to refuse them.
     """
 
@@ -191,14 +198,17 @@ class TooldecGrammarBackend(BaseGrammarBackend):
         fallback: Optional[BaseGrammarBackend] = None,
         max_rollback: int = MAX_ROLLBACK_TOKENS,
         eos_token_ids: Optional[Any] = None,
+        tokenizer: Any = None,
     ) -> None:
         super().__init__()
         self.artifacts: Dict[str, Artifact] = load_artifacts(artifacts)
         self.vocab_size = vocab_size
         self.fallback = fallback
         self.max_rollback = max_rollback
+        fingerprint = vocab_fingerprint(tokenizer) if tokenizer is not None else None
         for name, art in self.artifacts.items():
             check_width(art, vocab_size, f"artifact {name!r}")
+            check_vocabulary(art, fingerprint, f"artifact {name!r}")
             if eos_token_ids and not set(art.eos_token_ids) & set(eos_token_ids):
                 logger.warning(
                     "tooldec: artifact %r ends with EOS %s, the model with %s",
@@ -270,6 +280,7 @@ def register(
             fallback=fb,
             max_rollback=max_rollback,
             eos_token_ids=eos_token_ids,
+            tokenizer=tokenizer,
         )
 
     register_grammar_backend(name, init)

@@ -22,6 +22,10 @@ semantics of vLLM's own xgrammar backend:
   the backend allocated, ``ceil(vocab_size / 32)`` words of the model's
   logits size; ids past the artifact's vocabulary stay zero.
 
+At creation the backend checks every configured artifact against the
+engine's tokenizer (its vocabulary fingerprint, ``tooldec.vocab_fingerprint``)
+and refuses one compiled for another vocabulary.
+
 Requests name an artifact through their grammar string (see
 ``tooldec._specs``): ``structured_outputs={"grammar": "tooldec:weather"}``
 or a structural tag ``{"tooldec": "weather", "entry": "start"}``. Other
@@ -50,6 +54,7 @@ from vllm.v1.structured_output.backend_types import (
 from ._bitmask import allocate_token_bitmask
 from ._specs import ArtifactsLike, check_width, load_artifacts, parse_spec, resolve
 from ._tooldec import Artifact, Matcher
+from ._vocab import check_vocabulary, vocab_fingerprint
 
 logger = logging.getLogger(__name__)
 
@@ -134,8 +139,15 @@ class TooldecBackend(StructuredOutputBackend):
 
     def __post_init__(self) -> None:
         self.artifacts: Dict[str, Artifact] = load_artifacts(_CONFIG["artifacts"])
+        fingerprint = None
+        if self.tokenizer is not None:
+            fingerprint = vocab_fingerprint(self.tokenizer)
+        elif self.artifacts:
+            # vLLM passes None only with skip_tokenizer_init.
+            logger.warning("tooldec: no tokenizer: the artifacts' vocabulary is not checked")
         for name, art in self.artifacts.items():
             check_width(art, self.vocab_size, f"artifact {name!r}")
+            check_vocabulary(art, fingerprint, f"artifact {name!r}")
         spec = getattr(self.vllm_config, "speculative_config", None)
         self.num_speculative_tokens = int(getattr(spec, "num_speculative_tokens", 0) or 0)
         # Verifying a draft advances through it and rolls it back; the

@@ -5,9 +5,18 @@ huggingface/transformers@aa5108b44996: a logits processor is called with
 ``(input_ids, scores)`` and returns the processed scores; a
 ``LogitsProcessorList`` calls its processors in order, passing extra keyword
 arguments only to processors whose ``__call__`` takes more than two.
+
+And ``PreTrainedTokenizerFast`` (``tokenization_utils_fast.py``, same
+commit), the tokenizer class ``AutoTokenizer`` gives and vLLM and SGLang hand
+to grammar backends: built from a ``tokenizers.Tokenizer``
+(``tokenizer_object``) or a ``tokenizer.json`` (``tokenizer_file``), it
+holds the Rust tokenizer as ``backend_tokenizer``.
 """
 
+import copy
 import inspect
+
+import tokenizers
 
 __version__ = "0.0.0+tooldec-standin"
 TOOLDEC_STANDIN = True
@@ -40,3 +49,23 @@ class LogitsProcessorList(list):
             else:
                 scores = processor(input_ids, scores)
         return scores
+
+
+class PreTrainedTokenizerFast:
+    """A fast tokenizer: ``backend_tokenizer`` is its ``tokenizers.Tokenizer``."""
+
+    def __init__(self, *args, tokenizer_object=None, tokenizer_file=None, **kwargs):
+        if tokenizer_object is not None:
+            self._tokenizer = copy.deepcopy(tokenizer_object)
+        elif tokenizer_file is not None:
+            self._tokenizer = tokenizers.Tokenizer.from_file(tokenizer_file)
+        else:
+            raise ValueError(
+                "Couldn't instantiate the backend tokenizer from one of: (1) a `tokenizers` "
+                "library serialization file, (2) a slow tokenizer instance to convert or (3) an "
+                "equivalent slow tokenizer class to instantiate and convert."
+            )
+
+    @property
+    def backend_tokenizer(self):
+        return self._tokenizer
