@@ -256,216 +256,329 @@ pub fn masks(
     threads: usize,
 ) -> Result<Masks, Error> {
     let trie = TokenTrie::new(text);
-    let n = dfa.n_states();
+    let cross = Cross {
+        dfa,
+        trie: &trie,
+        served,
+    };
+    let (succ, edge_visits) = cross.token_edges(threads);
+    cross.check_writable(&succ)?;
+    let distance = cross.distances(&succ);
+    let token_dead = (1..dfa.n_states())
+        .filter(|&s| served[s] && distance[s] == NO_DISTANCE)
+        .count();
+    let (blocks, tierers) = cross.tiered_masks(&succ, &distance, vocab, mask_words, threads);
+    let tier_visits: usize = tierers.iter().map(|w| w.visited).sum();
+    let sets: Vec<MaskSet> = tierers.into_iter().map(|w| w.set).collect();
+    let numbered = number_masks(dfa.n_states(), &blocks, sets);
+    Ok(Masks {
+        masks: numbered.masks,
+        state_mask: numbered.state_mask,
+        distance,
+        top_tier: numbered.top_tier,
+        tier_index: numbered.tier_index,
+        tiers: numbered.tiers,
+        token_dead,
+        edges: succ.list.len(),
+        trie_nodes: trie.nodes(),
+        nodes_visited: edge_visits + tier_visits,
+    })
+}
 
-    // Pass 1: token successors.
-    struct Edges {
-        stack: Vec<u32>,
-        stamp: Vec<u32>,
-        visited: usize,
+/// What every pass of the crossing reads.
+struct Cross<'a> {
+    dfa: &'a Dfa,
+    trie: &'a TokenTrie,
+    served: &'a [bool],
+}
+
+/// Per state, the distinct states its tokens end in (pass 1), stored flat.
+struct Successors {
+    /// `n_states + 1` offsets into `list`.
+    index: Vec<u32>,
+    list: Vec<u32>,
+}
+
+impl Successors {
+    fn of(&self, s: usize) -> &[u32] {
+        &self.list[self.index[s] as usize..self.index[s + 1] as usize]
     }
-    let (blocks, walkers) = par_blocks(
-        n,
-        threads,
-        || Edges {
-            stack: Vec::new(),
-            stamp: vec![u32::MAX; n],
-            visited: 0,
-        },
-        |range, w| {
-            let mut succ = Vec::new();
-            let mut len = Vec::with_capacity(range.len());
-            for s in range {
-                let before = succ.len();
-                if s as u32 != DEAD && served[s] {
-                    let Edges {
-                        stack,
-                        stamp,
-                        visited,
-                    } = w;
-                    *visited += trie.walk_with(dfa, s as u32, stack, |next, _| {
-                        if stamp[next as usize] != s as u32 {
-                            stamp[next as usize] = s as u32;
-                            succ.push(next);
-                        }
-                    });
+}
+
+/// A pass 1 thread's scratch.
+struct Edges {
+    stack: Vec<u32>,
+    /// `stamp[t] == s` once `t` is recorded as a successor of `s`, so each
+    /// successor is listed once without clearing a set per state.
+    stamp: Vec<u32>,
+    visited: usize,
+}
+
+/// A pass 3 thread's scratch and distinct masks.
+struct Tiers {
+    set: MaskSet,
+    stack: Vec<u32>,
+    bufs: Vec<Vec<u32>>,
+    ks: Vec<u32>,
+    /// The id of the empty mask in `set`, once made.
+    empty: Option<u32>,
+    visited: usize,
+}
+
+impl Cross<'_> {
+    /// Pass 1: every served state's token successors, and the trie nodes
+    /// visited.
+    fn token_edges(&self, threads: usize) -> (Successors, usize) {
+        let n = self.dfa.n_states();
+        let (blocks, walkers) = par_blocks(
+            n,
+            threads,
+            || Edges {
+                stack: Vec::new(),
+                stamp: vec![u32::MAX; n],
+                visited: 0,
+            },
+            |range, w| {
+                let mut succ = Vec::new();
+                let mut len = Vec::with_capacity(range.len());
+                for s in range {
+                    let before = succ.len();
+                    if s as u32 != DEAD && self.served[s] {
+                        self.successors_of(s as u32, w, &mut succ);
+                    }
+                    len.push((succ.len() - before) as u32);
                 }
-                len.push((succ.len() - before) as u32);
+                (succ, len)
+            },
+        );
+        let visited: usize = walkers.iter().map(|w| w.visited).sum();
+        // The stamps are a word per state per thread: free them before the
+        // next passes allocate.
+        drop(walkers);
+        let mut index = Vec::with_capacity(n + 1);
+        index.push(0u32);
+        let mut list: Vec<u32> = Vec::new();
+        for (_, (part, lens)) in blocks {
+            list.extend_from_slice(&part);
+            for l in lens {
+                index.push(index[index.len() - 1] + l);
             }
-            (succ, len)
-        },
-    );
-    let mut visited: usize = walkers.iter().map(|w| w.visited).sum();
-    drop(walkers);
-    let mut succ_index = Vec::with_capacity(n + 1);
-    succ_index.push(0u32);
-    let mut succ: Vec<u32> = Vec::new();
-    for (_, (list, lens)) in blocks {
-        succ.extend_from_slice(&list);
-        for l in lens {
-            succ_index.push(succ_index[succ_index.len() - 1] + l);
         }
-    }
-    let succ_of = |s: usize| &succ[succ_index[s] as usize..succ_index[s + 1] as usize];
-
-    // A served state with no token at all: the vocabulary cannot write
-    // what the grammar needs there.
-    for (s, _) in served.iter().enumerate().skip(1).filter(|(_, &v)| v) {
-        if !dfa.accept[s] && succ_of(s).is_empty() {
-            let (example, next) = example_path(dfa, s as u32);
-            return Err(Error::new(
-                ErrorKind::Grammar,
-                format!(
-                    "incompatible vocabulary: after the text {:?} the grammar needs one of the bytes {} \
-                     but no token of the vocabulary starts with any of them",
-                    show_path(&example),
-                    next
-                ),
-            ));
-        }
+        (Successors { index, list }, visited)
     }
 
-    // Pass 2: distances, by a backward search from the accepting states.
+    /// Appends the distinct states the tokens of `s` end in to `succ`.
+    fn successors_of(&self, s: u32, w: &mut Edges, succ: &mut Vec<u32>) {
+        let Edges {
+            stack,
+            stamp,
+            visited,
+        } = w;
+        *visited += self.trie.walk_with(self.dfa, s, stack, |next, _| {
+            if stamp[next as usize] != s {
+                stamp[next as usize] = s;
+                succ.push(next);
+            }
+        });
+    }
+
+    /// Fails on the first served state with no token at all: the
+    /// vocabulary cannot write what the grammar needs there.
+    fn check_writable(&self, succ: &Successors) -> Result<(), Error> {
+        let dfa = self.dfa;
+        for (s, _) in self.served.iter().enumerate().skip(1).filter(|(_, &v)| v) {
+            if !dfa.accept[s] && succ.of(s).is_empty() {
+                let (example, next) = example_path(dfa, s as u32);
+                return Err(Error::new(
+                    ErrorKind::Grammar,
+                    format!(
+                        "incompatible vocabulary: after the text {:?} the grammar needs one of the bytes {} \
+                         but no token of the vocabulary starts with any of them",
+                        show_path(&example),
+                        next
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Pass 2: per state the fewest tokens to acceptance, by a backward
+    /// breadth-first search from the accepting states.
+    fn distances(&self, succ: &Successors) -> Vec<u32> {
+        let n = self.dfa.n_states();
+        let (rev_index, rev) = reverse(n, succ);
+        let mut distance = vec![NO_DISTANCE; n];
+        let mut queue = std::collections::VecDeque::new();
+        for (s, d) in distance.iter_mut().enumerate().skip(1) {
+            if self.served[s] && self.dfa.accept[s] {
+                *d = 0;
+                queue.push_back(s as u32);
+            }
+        }
+        while let Some(t) = queue.pop_front() {
+            let d = distance[t as usize] + 1;
+            for &s in &rev[rev_index[t as usize] as usize..rev_index[t as usize + 1] as usize] {
+                if distance[s as usize] == NO_DISTANCE && self.served[s as usize] {
+                    distance[s as usize] = d;
+                    queue.push_back(s);
+                }
+            }
+        }
+        distance
+    }
+
+    /// Pass 3: every state's tiers, per block, with the threads' scratch
+    /// (whose mask sets the ids refer to).
+    fn tiered_masks(
+        &self,
+        succ: &Successors,
+        distance: &[u32],
+        vocab: &Vocab,
+        mask_words: usize,
+        threads: usize,
+    ) -> (Vec<(usize, Vec<Tiered>)>, Vec<Tiers>) {
+        par_blocks(
+            self.dfa.n_states(),
+            threads,
+            || Tiers {
+                set: MaskSet::default(),
+                stack: Vec::new(),
+                bufs: Vec::new(),
+                ks: Vec::new(),
+                empty: None,
+                visited: 0,
+            },
+            |range, w| {
+                let mut out = Vec::with_capacity(range.len());
+                for s in range {
+                    if s as u32 == DEAD || !self.served[s] || distance[s] == NO_DISTANCE {
+                        let empty = *w
+                            .empty
+                            .get_or_insert_with(|| w.set.id(&vec![0u32; mask_words]));
+                        out.push(Tiered {
+                            top: empty,
+                            top_tier: 0,
+                            lower: Vec::new(),
+                        });
+                        continue;
+                    }
+                    out.push(self.tier_state(s, succ.of(s), distance, vocab, mask_words, w));
+                }
+                out
+            },
+        )
+    }
+
+    /// The tiers of the state `s`, which has a distance; `succ` are its
+    /// token successors.
+    fn tier_state(
+        &self,
+        s: usize,
+        succ: &[u32],
+        distance: &[u32],
+        vocab: &Vocab,
+        mask_words: usize,
+        w: &mut Tiers,
+    ) -> Tiered {
+        w.ks.clear();
+        w.ks.extend(
+            succ.iter()
+                .map(|&t| distance[t as usize])
+                .filter(|&d| d != NO_DISTANCE),
+        );
+        w.ks.sort_unstable();
+        w.ks.dedup();
+        let tiers = w.ks.len().max(1);
+        while w.bufs.len() < tiers {
+            w.bufs.push(vec![0u32; mask_words]);
+        }
+        for b in &mut w.bufs[..tiers] {
+            b.fill(0);
+        }
+        {
+            let Tiers {
+                stack,
+                bufs,
+                ks,
+                visited,
+                ..
+            } = w;
+            *visited += self
+                .trie
+                .walk_with(self.dfa, s as u32, stack, |next, toks| {
+                    let d = distance[next as usize];
+                    if d == NO_DISTANCE {
+                        return;
+                    }
+                    let i = ks.partition_point(|&k| k < d);
+                    let buf = &mut bufs[i];
+                    for &t in toks {
+                        buf[(t >> 5) as usize] |= 1 << (t & 31);
+                    }
+                });
+        }
+        // Each token was filed in its own tier only; a tier allows every
+        // token of the tiers below it too.
+        for i in 1..tiers {
+            let (done, rest) = w.bufs.split_at_mut(i);
+            for (a, b) in rest[0].iter_mut().zip(&done[i - 1]) {
+                *a |= *b;
+            }
+        }
+        if self.dfa.accept[s] {
+            for b in &mut w.bufs[..tiers] {
+                for &t in &vocab.eos {
+                    b[(t >> 5) as usize] |= 1 << (t & 31);
+                }
+            }
+        }
+        let mut lower = Vec::with_capacity(tiers - 1);
+        for i in 0..tiers - 1 {
+            lower.push((w.ks[i], w.set.id(&w.bufs[i])));
+        }
+        let top = w.set.id(&w.bufs[tiers - 1]);
+        Tiered {
+            top,
+            top_tier: w.ks.last().copied().unwrap_or(0),
+            lower,
+        }
+    }
+}
+
+/// The token edges reversed: `n + 1` offsets into the list of each state's
+/// predecessors.
+fn reverse(n: usize, succ: &Successors) -> (Vec<u32>, Vec<u32>) {
     let mut rev_index = vec![0u32; n + 1];
-    for &t in &succ {
+    for &t in &succ.list {
         rev_index[t as usize + 1] += 1;
     }
     for i in 0..n {
         rev_index[i + 1] += rev_index[i];
     }
     let mut fill = rev_index.clone();
-    let mut rev = vec![0u32; succ.len()];
+    let mut rev = vec![0u32; succ.list.len()];
     for s in 0..n {
-        for &t in succ_of(s) {
+        for &t in succ.of(s) {
             rev[fill[t as usize] as usize] = s as u32;
             fill[t as usize] += 1;
         }
     }
-    drop(fill);
-    let mut distance = vec![NO_DISTANCE; n];
-    let mut queue = std::collections::VecDeque::new();
-    for s in 1..n {
-        if served[s] && dfa.accept[s] {
-            distance[s] = 0;
-            queue.push_back(s as u32);
-        }
-    }
-    while let Some(t) = queue.pop_front() {
-        let d = distance[t as usize] + 1;
-        for &s in &rev[rev_index[t as usize] as usize..rev_index[t as usize + 1] as usize] {
-            if distance[s as usize] == NO_DISTANCE && served[s as usize] {
-                distance[s as usize] = d;
-                queue.push_back(s);
-            }
-        }
-    }
-    drop((rev, rev_index));
-    let token_dead = (1..n)
-        .filter(|&s| served[s] && distance[s] == NO_DISTANCE)
-        .count();
+    (rev_index, rev)
+}
 
-    // Pass 3: tiered masks.
-    struct Tiers {
-        set: MaskSet,
-        stack: Vec<u32>,
-        bufs: Vec<Vec<u32>>,
-        ks: Vec<u32>,
-        /// The id of the empty mask in `set`, once made.
-        empty: Option<u32>,
-        visited: usize,
-    }
-    let (blocks, tierers) = par_blocks(
-        n,
-        threads,
-        || Tiers {
-            set: MaskSet::default(),
-            stack: Vec::new(),
-            bufs: Vec::new(),
-            ks: Vec::new(),
-            empty: None,
-            visited: 0,
-        },
-        |range, w| {
-            let mut out = Vec::with_capacity(range.len());
-            for s in range {
-                if s as u32 == DEAD || !served[s] || distance[s] == NO_DISTANCE {
-                    let empty = *w
-                        .empty
-                        .get_or_insert_with(|| w.set.id(&vec![0u32; mask_words]));
-                    out.push(Tiered {
-                        top: empty,
-                        top_tier: 0,
-                        lower: Vec::new(),
-                    });
-                    continue;
-                }
-                w.ks.clear();
-                w.ks.extend(
-                    succ_of(s)
-                        .iter()
-                        .map(|&t| distance[t as usize])
-                        .filter(|&d| d != NO_DISTANCE),
-                );
-                w.ks.sort_unstable();
-                w.ks.dedup();
-                let tiers = w.ks.len().max(1);
-                while w.bufs.len() < tiers {
-                    w.bufs.push(vec![0u32; mask_words]);
-                }
-                for b in &mut w.bufs[..tiers] {
-                    b.fill(0);
-                }
-                {
-                    let Tiers {
-                        stack,
-                        bufs,
-                        ks,
-                        visited,
-                        ..
-                    } = w;
-                    *visited += trie.walk_with(dfa, s as u32, stack, |next, toks| {
-                        let d = distance[next as usize];
-                        if d == NO_DISTANCE {
-                            return;
-                        }
-                        let i = ks.partition_point(|&k| k < d);
-                        let buf = &mut bufs[i];
-                        for &t in toks {
-                            buf[(t >> 5) as usize] |= 1 << (t & 31);
-                        }
-                    });
-                }
-                for i in 1..tiers {
-                    let (done, rest) = w.bufs.split_at_mut(i);
-                    for (a, b) in rest[0].iter_mut().zip(&done[i - 1]) {
-                        *a |= *b;
-                    }
-                }
-                if dfa.accept[s] {
-                    for b in &mut w.bufs[..tiers] {
-                        for &t in &vocab.eos {
-                            b[(t >> 5) as usize] |= 1 << (t & 31);
-                        }
-                    }
-                }
-                let mut lower = Vec::with_capacity(tiers - 1);
-                for i in 0..tiers - 1 {
-                    lower.push((w.ks[i], w.set.id(&w.bufs[i])));
-                }
-                let top = w.set.id(&w.bufs[tiers - 1]);
-                out.push(Tiered {
-                    top,
-                    top_tier: w.ks.last().copied().unwrap_or(0),
-                    lower,
-                });
-            }
-            out
-        },
-    );
-    visited += tierers.iter().map(|w| w.visited).sum::<usize>();
-    let mut sets: Vec<MaskSet> = tierers.into_iter().map(|w| w.set).collect();
+/// The masks and per-state tables of [`Masks`], with global mask ids.
+struct Numbered {
+    masks: Vec<Vec<u32>>,
+    state_mask: Vec<u32>,
+    top_tier: Vec<u32>,
+    tier_index: Vec<u32>,
+    tiers: Vec<(u32, u32)>,
+}
 
-    // Number the masks in state order: a state's top mask, then its tiers.
+/// Numbers the threads' masks in state order (a state's top mask, then its
+/// tiers), so the ids do not depend on which thread took which block.
+fn number_masks(n: usize, blocks: &[(usize, Vec<Tiered>)], mut sets: Vec<MaskSet>) -> Numbered {
     let mut global: HashMap<(usize, u32), u32> = HashMap::new();
     let mut order: Vec<(usize, u32)> = Vec::new();
     let mut state_mask = Vec::with_capacity(n);
@@ -489,7 +602,7 @@ pub fn masks(
             global.insert((k, local), id);
             id
         };
-        for (k, block) in &blocks {
+        for (k, block) in blocks {
             for t in block {
                 tier_index.push(tiers.len() as u32);
                 state_mask.push(number(*k, t.top));
@@ -505,18 +618,13 @@ pub fn masks(
         .iter()
         .map(|&(k, l)| std::mem::take(&mut sets[k].list[l as usize]))
         .collect();
-    Ok(Masks {
+    Numbered {
         masks,
         state_mask,
-        distance,
         top_tier,
         tier_index,
         tiers,
-        token_dead,
-        edges: succ.len(),
-        trie_nodes: trie.nodes(),
-        nodes_visited: visited,
-    })
+    }
 }
 
 /// A path of the grammar as text: entry selectors dropped, special tokens
