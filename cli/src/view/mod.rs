@@ -535,7 +535,7 @@ impl Tokenizer {
                 ),
             ));
         };
-        if tooldec_compiler::vocab::gguf::is_gguf(path) {
+        if tooldec_compiler::vocab::is_gguf(path) {
             return Err(Error::new(
                 ErrorKind::Usage,
                 format!(

@@ -13,7 +13,7 @@
 //!   only its id. So `<tool_call>` in a Qwen vocabulary is never produced by
 //!   writing its letters.
 
-pub mod gguf;
+mod gguf;
 
 pub use gguf::is_gguf;
 
