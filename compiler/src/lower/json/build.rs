@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use crate::automaton::dfa::Dfa;
 use crate::automaton::region::Tag;
 
 use serde_json::Value;
@@ -461,194 +462,20 @@ impl<'a> Lowering<'a> {
     }
 
     fn object(&mut self, f: &Flat<'a>, depth: usize) -> Result<Expr, Error> {
-        // Declared names, in order of first appearance.
-        let mut names: Vec<String> = Vec::new();
-        for p in &f.objects {
-            for (n, _) in &p.props {
-                if !names.contains(n) {
-                    names.push(n.clone());
-                }
-            }
-        }
-        let mut required = f.required();
-        for r in &required {
-            if !names.contains(r) {
-                names.push(r.clone());
-            }
-        }
-        // Extra properties are allowed when every part allows them.
-        let open = |p: &flat::ObjPart<'a>| match p.extra {
-            Extra::Any | Extra::Schema(_) => true,
-            Extra::None => false,
-            Extra::Unsaid => {
-                self.opts.open_objects || (p.props.is_empty() && p.patterns.is_empty())
-            }
-        };
-        let extras_allowed = f.objects.iter().all(open)
-            && f.objects.iter().all(|p| p.patterns.is_empty())
-            && f.property_names.is_empty()
-            && !f.closed;
-        // Names that dependentRequired speaks of are never extras: they
-        // become optional members, so the rule below can apply to them.
-        for (key, deps) in &f.dependent {
-            for n in std::iter::once(key).chain(deps) {
-                if !names.contains(n) {
-                    names.push(n.clone());
-                }
-            }
-        }
-        // dependentRequired: a present key needs its dependencies. Exact
-        // when the key is required (the dependencies become required);
-        // otherwise the key is left out (a subset).
-        let mut dropped: Vec<String> = Vec::new();
-        loop {
-            let mut changed = false;
-            for (key, deps) in &f.dependent {
-                if dropped.contains(key) || !names.contains(key) {
-                    continue;
-                }
-                if required.contains(key) {
-                    for d in deps {
-                        if !required.contains(d) {
-                            required.push(d.clone());
-                            if !names.contains(d) {
-                                names.push(d.clone());
-                            }
-                            changed = true;
-                        }
-                    }
-                } else if !deps.iter().all(|d| required.contains(d)) {
-                    dropped.push(key.clone());
-                    changed = true;
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
-        // The name patterns, compiled once.
-        let mut patterns: Vec<(crate::automaton::dfa::Dfa, Sub<'a>, usize)> = Vec::new();
-        for (i, p) in f.objects.iter().enumerate() {
-            for (pat, s) in &p.patterns {
-                match value::pattern_content(pat) {
-                    Ok(e) => patterns.push((self.name_dfa(&quoted(e), &s.at)?, s.clone(), i)),
-                    Err(why) => {
-                        return Err(self.err(
-                            ErrorKind::Unsupported,
-                            &s.at,
-                            &format!("the patternProperties pattern {pat:?}: {why}"),
-                        ))
-                    }
-                }
-            }
-        }
-        let mut name_checks: Vec<crate::automaton::dfa::Dfa> = Vec::new();
-        for s in &f.property_names {
-            let e = self.value_of(std::slice::from_ref(s), depth + 1)?;
-            name_checks.push(self.name_dfa(&e, &s.at)?);
-        }
+        let plan = self.object_plan(f, depth)?;
         let sep = Expr::shared(Expr::seq([self.ws(), Expr::lit(","), self.ws()]));
         let mut members: Vec<(Expr, bool)> = Vec::new();
-        for n in &names {
-            let text = serde_json::to_string(n).unwrap_or_default();
-            let matches = |dfa: &crate::automaton::dfa::Dfa| dfa.accepts(text.as_bytes());
-            let is_required = required.contains(n);
-            let mut subs = Vec::new();
-            let mut forbidden = dropped.contains(n);
-            for (i, p) in f.objects.iter().enumerate() {
-                if let Some((_, s)) = p.props.iter().find(|(m, _)| m == n) {
-                    subs.push(s.clone());
-                    continue;
-                }
-                let mut matched = false;
-                for (dfa, s, j) in &patterns {
-                    if *j == i && matches(dfa) {
-                        subs.push(s.clone());
-                        matched = true;
-                    }
-                }
-                if matched {
-                    continue;
-                }
-                match &p.extra {
-                    Extra::None => forbidden = true,
-                    Extra::Schema(s) => subs.push(s.clone()),
-                    Extra::Any | Extra::Unsaid => {}
-                }
+        for n in &plan.names {
+            let is_required = plan.required.contains(n);
+            match self.member(f, &plan, n, depth)? {
+                Some(member) => members.push((member, is_required)),
+                // A required member with no value: no object fits.
+                None if is_required => return Ok(nothing()),
+                None => {}
             }
-            // Declared names that also match a pattern of the part declaring them.
-            for (dfa, s, j) in &patterns {
-                let declares = f.objects[*j].props.iter().any(|(m, _)| m == n);
-                if declares && matches(dfa) {
-                    subs.push(s.clone());
-                }
-            }
-            if !name_checks.iter().all(matches) {
-                forbidden = true;
-            }
-            let declared = f
-                .objects
-                .iter()
-                .any(|p| p.props.iter().any(|(m, _)| m == n));
-            if f.closed && !declared {
-                forbidden = true;
-            }
-            if !declared && !is_required && !extras_allowed {
-                // Named only by dependentRequired, in an object that takes
-                // no extra properties.
-                forbidden = true;
-            }
-            let value = if forbidden {
-                nothing()
-            } else {
-                self.all_of(&subs, depth + 1)?
-            };
-            if is_nothing(&value) {
-                if is_required {
-                    return Ok(nothing());
-                }
-                continue;
-            }
-            let key = serde_json::to_string(n).unwrap_or_default();
-            let ty = crate::automaton::region::schema_type(
-                &subs.iter().map(|s| s.schema).collect::<Vec<_>>(),
-            );
-            let member = Expr::shared(Expr::seq([
-                Expr::tag(Tag::Key { name: n.clone() }, Expr::Bytes(key.into_bytes())),
-                self.ws(),
-                Expr::lit(":"),
-                self.ws(),
-                Expr::tag(
-                    Tag::Value {
-                        name: n.clone(),
-                        ty,
-                    },
-                    value,
-                ),
-            ]));
-            members.push((member, is_required));
         }
-        let extra = if extras_allowed {
-            let subs: Vec<Sub<'a>> = f
-                .objects
-                .iter()
-                .filter_map(|p| match &p.extra {
-                    Extra::Schema(s) => Some(s.clone()),
-                    _ => None,
-                })
-                .collect();
-            let value = self.all_of(&subs, depth + 1)?;
-            if is_nothing(&value) {
-                None
-            } else {
-                Some(Expr::shared(Expr::seq([
-                    quoted(key_except(&names)),
-                    self.ws(),
-                    Expr::lit(":"),
-                    self.ws(),
-                    value,
-                ])))
-            }
+        let extra = if plan.extras_allowed {
+            self.extra_member(f, &plan.names, depth)?
         } else {
             None
         };
@@ -677,6 +504,254 @@ impl<'a> Lowering<'a> {
             Expr::lit("}"),
         ]))
     }
+
+    /// The names, the extras rule and the compiled name languages of an
+    /// object, which every member is checked against.
+    fn object_plan(&mut self, f: &Flat<'a>, depth: usize) -> Result<ObjectPlan<'a>, Error> {
+        let (names, required, dropped) = object_names(f);
+        // Extra properties are allowed when every part allows them.
+        let open = |p: &flat::ObjPart<'a>| match p.extra {
+            Extra::Any | Extra::Schema(_) => true,
+            Extra::None => false,
+            Extra::Unsaid => {
+                self.opts.open_objects || (p.props.is_empty() && p.patterns.is_empty())
+            }
+        };
+        let extras_allowed = f.objects.iter().all(open)
+            && f.objects.iter().all(|p| p.patterns.is_empty())
+            && f.property_names.is_empty()
+            && !f.closed;
+        // The name patterns, compiled once.
+        let mut patterns: Vec<(Dfa, Sub<'a>, usize)> = Vec::new();
+        for (i, p) in f.objects.iter().enumerate() {
+            for (pat, s) in &p.patterns {
+                match value::pattern_content(pat) {
+                    Ok(e) => patterns.push((self.name_dfa(&quoted(e), &s.at)?, s.clone(), i)),
+                    Err(why) => {
+                        return Err(self.err(
+                            ErrorKind::Unsupported,
+                            &s.at,
+                            &format!("the patternProperties pattern {pat:?}: {why}"),
+                        ))
+                    }
+                }
+            }
+        }
+        let mut name_checks: Vec<Dfa> = Vec::new();
+        for s in &f.property_names {
+            let e = self.value_of(std::slice::from_ref(s), depth + 1)?;
+            name_checks.push(self.name_dfa(&e, &s.at)?);
+        }
+        Ok(ObjectPlan {
+            names,
+            required,
+            dropped,
+            extras_allowed,
+            patterns,
+            name_checks,
+        })
+    }
+
+    /// The member `"n": value`, or `None` when no value may follow the
+    /// name `n`.
+    fn member(
+        &mut self,
+        f: &Flat<'a>,
+        plan: &ObjectPlan<'a>,
+        n: &str,
+        depth: usize,
+    ) -> Result<Option<Expr>, Error> {
+        let (subs, forbidden) = member_subs(f, plan, n);
+        let value = if forbidden {
+            nothing()
+        } else {
+            self.all_of(&subs, depth + 1)?
+        };
+        if is_nothing(&value) {
+            return Ok(None);
+        }
+        let key = serde_json::to_string(n).unwrap_or_default();
+        let ty = crate::automaton::region::schema_type(
+            &subs.iter().map(|s| s.schema).collect::<Vec<_>>(),
+        );
+        Ok(Some(Expr::shared(Expr::seq([
+            Expr::tag(
+                Tag::Key {
+                    name: n.to_string(),
+                },
+                Expr::Bytes(key.into_bytes()),
+            ),
+            self.ws(),
+            Expr::lit(":"),
+            self.ws(),
+            Expr::tag(
+                Tag::Value {
+                    name: n.to_string(),
+                    ty,
+                },
+                value,
+            ),
+        ]))))
+    }
+
+    /// A member of any name but `names`, or `None` when no value fits the
+    /// additional properties.
+    fn extra_member(
+        &mut self,
+        f: &Flat<'a>,
+        names: &[String],
+        depth: usize,
+    ) -> Result<Option<Expr>, Error> {
+        let subs: Vec<Sub<'a>> = f
+            .objects
+            .iter()
+            .filter_map(|p| match &p.extra {
+                Extra::Schema(s) => Some(s.clone()),
+                _ => None,
+            })
+            .collect();
+        let value = self.all_of(&subs, depth + 1)?;
+        if is_nothing(&value) {
+            return Ok(None);
+        }
+        Ok(Some(Expr::shared(Expr::seq([
+            quoted(key_except(names)),
+            self.ws(),
+            Expr::lit(":"),
+            self.ws(),
+            value,
+        ]))))
+    }
+}
+
+/// What every member of one object is checked against, built once per
+/// object.
+struct ObjectPlan<'a> {
+    /// Every name that may get its own member, in order of first mention.
+    names: Vec<String>,
+    required: Vec<String>,
+    /// Optional keys left out for dependentRequired.
+    dropped: Vec<String>,
+    extras_allowed: bool,
+    /// patternProperties: the name's DFA, its schema and the index of the
+    /// object part declaring it.
+    patterns: Vec<(Dfa, Sub<'a>, usize)>,
+    /// One DFA per propertyNames schema.
+    name_checks: Vec<Dfa>,
+}
+
+/// The names an object's members may have (declared, required, named by
+/// dependentRequired, in order of first appearance), the required names,
+/// and the optional keys dropped for dependentRequired.
+fn object_names(f: &Flat<'_>) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let mut names: Vec<String> = Vec::new();
+    for p in &f.objects {
+        for (n, _) in &p.props {
+            if !names.contains(n) {
+                names.push(n.clone());
+            }
+        }
+    }
+    let mut required = f.required();
+    for r in &required {
+        if !names.contains(r) {
+            names.push(r.clone());
+        }
+    }
+    // Names that dependentRequired speaks of are never extras: they
+    // become optional members, so the rule below can apply to them.
+    for (key, deps) in &f.dependent {
+        for n in std::iter::once(key).chain(deps) {
+            if !names.contains(n) {
+                names.push(n.clone());
+            }
+        }
+    }
+    // dependentRequired: a present key needs its dependencies. Exact
+    // when the key is required (the dependencies become required);
+    // otherwise the key is left out (a subset).
+    let mut dropped: Vec<String> = Vec::new();
+    loop {
+        let mut changed = false;
+        for (key, deps) in &f.dependent {
+            if dropped.contains(key) || !names.contains(key) {
+                continue;
+            }
+            if required.contains(key) {
+                for d in deps {
+                    if !required.contains(d) {
+                        required.push(d.clone());
+                        if !names.contains(d) {
+                            names.push(d.clone());
+                        }
+                        changed = true;
+                    }
+                }
+            } else if !deps.iter().all(|d| required.contains(d)) {
+                dropped.push(key.clone());
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    (names, required, dropped)
+}
+
+/// The schemas the value of the member `n` must meet (its declarations,
+/// the patterns its name matches, the parts' additional properties), and
+/// whether the name is forbidden outright.
+fn member_subs<'a>(f: &Flat<'a>, plan: &ObjectPlan<'a>, n: &str) -> (Vec<Sub<'a>>, bool) {
+    let text = serde_json::to_string(n).unwrap_or_default();
+    let matches = |dfa: &Dfa| dfa.accepts(text.as_bytes());
+    let is_required = plan.required.iter().any(|r| r == n);
+    let mut subs = Vec::new();
+    let mut forbidden = plan.dropped.iter().any(|d| d == n);
+    for (i, p) in f.objects.iter().enumerate() {
+        if let Some((_, s)) = p.props.iter().find(|(m, _)| m == n) {
+            subs.push(s.clone());
+            continue;
+        }
+        let mut matched = false;
+        for (dfa, s, j) in &plan.patterns {
+            if *j == i && matches(dfa) {
+                subs.push(s.clone());
+                matched = true;
+            }
+        }
+        if matched {
+            continue;
+        }
+        match &p.extra {
+            Extra::None => forbidden = true,
+            Extra::Schema(s) => subs.push(s.clone()),
+            Extra::Any | Extra::Unsaid => {}
+        }
+    }
+    // Declared names that also match a pattern of the part declaring them.
+    for (dfa, s, j) in &plan.patterns {
+        let declares = f.objects[*j].props.iter().any(|(m, _)| m == n);
+        if declares && matches(dfa) {
+            subs.push(s.clone());
+        }
+    }
+    if !plan.name_checks.iter().all(matches) {
+        forbidden = true;
+    }
+    let declared = f
+        .objects
+        .iter()
+        .any(|p| p.props.iter().any(|(m, _)| m == n));
+    if f.closed && !declared {
+        forbidden = true;
+    }
+    if !declared && !is_required && !plan.extras_allowed {
+        // Named only by dependentRequired, in an object that takes
+        // no extra properties.
+        forbidden = true;
+    }
+    (subs, forbidden)
 }
 
 /// The members in order, optional ones skippable, then extras; the count
