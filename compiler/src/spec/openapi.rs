@@ -225,54 +225,9 @@ impl<'a> Cx<'a> {
         let mut props = Map::new();
         let mut required = Vec::new();
         for p in params {
-            let ignored_header = p.place == "header"
-                && ["accept", "content-type", "authorization"]
-                    .contains(&p.name.to_ascii_lowercase().as_str());
-            match p.place {
-                "path" | "query" | "header" if !ignored_header => {}
-                "path" | "query" | "header" | "cookie" => continue,
-                other => {
-                    return Err(spec_err(
-                        set,
-                        &format!("{}/in", p.at),
-                        &format!("unknown parameter location {other:?}"),
-                    ))
-                }
-            }
-            let (schema, schema_at) = match (p.value.get("schema"), p.value.get("content")) {
-                (Some(s), _) => (s, format!("{}/schema", p.at)),
-                (None, Some(Value::Object(c))) if c.len() == 1 => {
-                    let (mt, m) = c.iter().next().expect("one media type");
-                    match m.get("schema") {
-                        Some(s) => (s, format!("{}/content/{}/schema", p.at, esc(mt))),
-                        None => {
-                            return Err(spec_err(
-                                set,
-                                &format!("{}/content", p.at),
-                                "the parameter's media type has no \"schema\"",
-                            ))
-                        }
-                    }
-                }
-                _ => {
-                    return Err(spec_err(
-                        set,
-                        &p.at,
-                        &format!(
-                            "the parameter {:?} has no \"schema\" (nor a \"content\" with one media type)",
-                            p.name
-                        ),
-                    ))
-                }
+            let Some(s) = self.parameter_schema(p, &mut defs)? else {
+                continue;
             };
-            let mut s = self.schema(schema, &schema_at, &mut defs)?;
-            if let (Value::Object(so), Some(Value::String(d))) =
-                (&mut s, p.value.get("description"))
-            {
-                if !so.contains_key("description") && !so.contains_key("$ref") {
-                    so.insert("description".into(), Value::String(d.clone()));
-                }
-            }
             if props.contains_key(p.name) {
                 return Err(spec_err(
                     set,
@@ -290,32 +245,8 @@ impl<'a> Cx<'a> {
             }
         }
         if let Some(body) = o.get("requestBody") {
-            let (body, body_at) = self.deref(body, &format!("{at}/requestBody"))?;
-            let content = body.get("content").and_then(Value::as_object);
-            let json = content.and_then(|c| {
-                c.iter()
-                    .find(|(k, _)| k.starts_with("application/json"))
-                    .or_else(|| {
-                        c.iter().find(|(k, _)| {
-                            k.split(';')
-                                .next()
-                                .is_some_and(|m| m.trim().ends_with("+json"))
-                        })
-                    })
-            });
-            let Some((mt, media)) = json else {
-                let types: Vec<&String> = content.map(|c| c.keys().collect()).unwrap_or_default();
-                return Err(spec_err(
-                    set,
-                    &body_at,
-                    &format!("the request body has no JSON media type (found {types:?})"),
-                ));
-            };
-            let schema_at = format!("{body_at}/content/{}/schema", esc(mt));
-            let s = match media.get("schema") {
-                Some(s) => self.schema(s, &schema_at, &mut defs)?,
-                None => Value::Object(Map::new()),
-            };
+            let (s, body_at, req) =
+                self.request_body(body, &format!("{at}/requestBody"), &mut defs)?;
             if props.contains_key("body") {
                 return Err(spec_err(
                     set,
@@ -324,7 +255,7 @@ impl<'a> Cx<'a> {
                 ));
             }
             props.insert("body".into(), s);
-            if body.get("required") == Some(&Value::Bool(true)) {
+            if req {
                 required.push(Value::String("body".into()));
             }
         }
@@ -345,6 +276,96 @@ impl<'a> Cx<'a> {
             parameters: Value::Object(parameters),
             pointer: at.to_string(),
         })
+    }
+
+    /// The argument schema of one parameter (its description copied in), or
+    /// `None` for a parameter the client does not pass as an argument
+    /// (cookies, the headers OpenAPI says to ignore).
+    fn parameter_schema(&self, p: &Param<'a>, defs: &mut Defs) -> Result<Option<Value>, Error> {
+        let set = self.set;
+        let ignored_header = p.place == "header"
+            && ["accept", "content-type", "authorization"]
+                .contains(&p.name.to_ascii_lowercase().as_str());
+        match p.place {
+            "path" | "query" | "header" if !ignored_header => {}
+            "path" | "query" | "header" | "cookie" => return Ok(None),
+            other => {
+                return Err(spec_err(
+                    set,
+                    &format!("{}/in", p.at),
+                    &format!("unknown parameter location {other:?}"),
+                ))
+            }
+        }
+        let (schema, schema_at) = match (p.value.get("schema"), p.value.get("content")) {
+            (Some(s), _) => (s, format!("{}/schema", p.at)),
+            (None, Some(Value::Object(c))) if c.len() == 1 => {
+                let (mt, m) = c.iter().next().expect("one media type");
+                match m.get("schema") {
+                    Some(s) => (s, format!("{}/content/{}/schema", p.at, esc(mt))),
+                    None => {
+                        return Err(spec_err(
+                            set,
+                            &format!("{}/content", p.at),
+                            "the parameter's media type has no \"schema\"",
+                        ))
+                    }
+                }
+            }
+            _ => return Err(spec_err(
+                set,
+                &p.at,
+                &format!(
+                    "the parameter {:?} has no \"schema\" (nor a \"content\" with one media type)",
+                    p.name
+                ),
+            )),
+        };
+        let mut s = self.schema(schema, &schema_at, defs)?;
+        if let (Value::Object(so), Some(Value::String(d))) = (&mut s, p.value.get("description")) {
+            if !so.contains_key("description") && !so.contains_key("$ref") {
+                so.insert("description".into(), Value::String(d.clone()));
+            }
+        }
+        Ok(Some(s))
+    }
+
+    /// The schema of a request body's JSON media type, the body's pointer
+    /// (references followed) and whether the body is required.
+    fn request_body(
+        &self,
+        body: &'a Value,
+        at: &str,
+        defs: &mut Defs,
+    ) -> Result<(Value, String, bool), Error> {
+        let (body, body_at) = self.deref(body, at)?;
+        let content = body.get("content").and_then(Value::as_object);
+        let json = content.and_then(|c| {
+            c.iter()
+                .find(|(k, _)| k.starts_with("application/json"))
+                .or_else(|| {
+                    c.iter().find(|(k, _)| {
+                        k.split(';')
+                            .next()
+                            .is_some_and(|m| m.trim().ends_with("+json"))
+                    })
+                })
+        });
+        let Some((mt, media)) = json else {
+            let types: Vec<&String> = content.map(|c| c.keys().collect()).unwrap_or_default();
+            return Err(spec_err(
+                self.set,
+                &body_at,
+                &format!("the request body has no JSON media type (found {types:?})"),
+            ));
+        };
+        let schema_at = format!("{body_at}/content/{}/schema", esc(mt));
+        let s = match media.get("schema") {
+            Some(s) => self.schema(s, &schema_at, defs)?,
+            None => Value::Object(Map::new()),
+        };
+        let required = body.get("required") == Some(&Value::Bool(true));
+        Ok((s, body_at, required))
     }
 
     /// A schema converted to JSON Schema, with the component schemas it
