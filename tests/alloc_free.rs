@@ -94,7 +94,7 @@ fn the_counter_counts() {
 fn serving_allocates_nothing() {
     let sg = weather();
     let g = sg.grammar();
-    let vocab = g.vocab_size();
+    let vocab = g.mask_width();
     // Buffers and histories are the caller's, made before serving.
     let mut words = vec![0u32; g.mask_words()];
     let mut batch = vec![0u32; 4 * (g.mask_words() + 3)];

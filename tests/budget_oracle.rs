@@ -105,7 +105,7 @@ impl Setup {
     fn compile(&self, vocab: &Vocab, max_tokens: Option<u32>) -> Result<Compiled, Error> {
         let opts = Options {
             max_tokens,
-            vocab_size: (self.pad > 0).then(|| vocab.len() as u32 + self.pad),
+            mask_width: (self.pad > 0).then(|| vocab.len() as u32 + self.pad),
             ..self.opts.clone()
         };
         if self.schema {
@@ -132,7 +132,7 @@ fn options(format: CallFormat, max_ws: u32) -> Options {
 fn custom_format(name: &str, text: &str) -> CallFormat {
     CallFormat {
         name: name.to_string(),
-        grammar: call_format::Grammar::parse(&format!("{name}.tdg"), text).unwrap(),
+        grammar: call_format::Rules::parse(&format!("{name}.tdg"), text).unwrap(),
     }
 }
 
@@ -227,7 +227,7 @@ impl Oracle {
         let n = g.state_count();
         let n_tok = vocab.len();
         assert_eq!(g.token_count(), n_tok, "{label}: token count");
-        let vocab_size = g.vocab_size();
+        let vocab_size = g.mask_width();
         assert!(vocab_size >= n_tok, "{label}: mask width");
         let specials = grammar_specials(g);
         let text: Vec<Option<Vec<u8>>> = (0..n_tok as u32)

@@ -166,7 +166,7 @@ fn bounds_are_errors_not_exhaustion() {
     assert_eq!(e.kind(), ErrorKind::Limit);
     assert!(e.to_string().contains("exceeds 20 states"), "{e}");
     let narrow = Options {
-        vocab_size: Some(100),
+        mask_width: Some(100),
         ..Options::default()
     };
     let e = compile(&set, &vocab, &narrow, &mut |_| {}).err().unwrap();

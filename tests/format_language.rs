@@ -2,7 +2,7 @@
 //! the printer's round trip, and the errors a grammar file can get (with
 //! file, line and column).
 
-use tooldec_compiler::lower::call_format::{CallFormat, Grammar};
+use tooldec_compiler::lower::call_format::{CallFormat, Rules};
 use tooldec_compiler::vocab::Vocab;
 use tooldec_compiler::{compile, spec, ErrorKind, Options};
 use tooldec_runtime::Artifact;
@@ -84,18 +84,18 @@ fn pretty_printing_round_trips() {
     for name in CallFormat::shipped_names() {
         let f = CallFormat::load(name).unwrap();
         let printed = f.grammar.pretty();
-        let again = Grammar::parse("printed.tdg", &printed).unwrap();
+        let again = Rules::parse("printed.tdg", &printed).unwrap();
         assert_eq!(again.pretty(), printed, "{name}");
         assert_eq!(again.rules.len(), f.grammar.rules.len());
     }
-    let g = Grammar::parse("u.tdg", USER_FORMAT).unwrap();
+    let g = Rules::parse("u.tdg", USER_FORMAT).unwrap();
     let printed = g.pretty();
-    assert_eq!(Grammar::parse("u.tdg", &printed).unwrap().pretty(), printed);
+    assert_eq!(Rules::parse("u.tdg", &printed).unwrap().pretty(), printed);
 }
 
 /// The error of a grammar text, as "file:line:col: message".
 fn error(text: &str) -> String {
-    match Grammar::parse("bad.tdg", text) {
+    match Rules::parse("bad.tdg", text) {
         Ok(_) => panic!("accepted: {text}"),
         Err(e) => {
             assert_eq!(e.kind(), ErrorKind::CallFormat, "{e}");
@@ -177,7 +177,7 @@ fn semantic_errors_say_where() {
 
 /// Errors found while lowering, against tools and a vocabulary.
 fn lowering_error(text: &str) -> String {
-    let g = Grammar::parse("low.tdg", text).unwrap();
+    let g = Rules::parse("low.tdg", text).unwrap();
     let opts = Options {
         format: CallFormat {
             name: "low".into(),

@@ -75,7 +75,7 @@ fn build_seeds() -> Vec<(&'static str, Vec<u8>)> {
         json,
         format: CallFormat::load("hermes").unwrap(),
         // Padding ids past the tokenizer, and a default budget.
-        vocab_size: Some(vocab.len() as u32 + 7),
+        mask_width: Some(vocab.len() as u32 + 7),
         max_tokens: Some(40),
         ..Options::default()
     };

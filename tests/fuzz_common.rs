@@ -156,7 +156,7 @@ pub fn section(p: &[u8], id: u32) -> (usize, usize) {
 /// and of the sections, and the extremes, more often than chance would.
 fn interesting(input: &mut Input<'_>, p: &[u8], old: u32) -> u32 {
     let counts = [
-        hdr::VOCAB_SIZE,
+        hdr::MASK_WIDTH,
         hdr::N_TOKENS,
         hdr::N_STATES,
         hdr::N_CLASSES,
@@ -287,7 +287,7 @@ fn allowed(mask: &[u32]) -> impl Iterator<Item = u32> + '_ {
 /// vocabulary too) or an end-of-sequence token.
 fn pick(input: &mut Input<'_>, g: &Grammar<'_>, mask: &[u32]) -> u32 {
     match input.u8() % 8 {
-        0 => input.below(g.vocab_size() + 3) as u32,
+        0 => input.below(g.mask_width() + 3) as u32,
         1 => g.eos_tokens().first().copied().unwrap_or(0),
         2 => input.u32(),
         _ => {
@@ -346,12 +346,12 @@ fn check_mask(g: &Grammar<'_>, m: &Matcher<'_>, mask: &[u32], input: &mut Input<
             "is_allowed({t}) disagrees with the mask"
         );
     };
-    if g.vocab_size() <= 4096 {
-        (0..g.vocab_size() as u32 + 2).for_each(check);
+    if g.mask_width() <= 4096 {
+        (0..g.mask_width() as u32 + 2).for_each(check);
     } else {
         allowed(mask).take(64).for_each(check);
         for _ in 0..64 {
-            check(input.below(g.vocab_size() + 2) as u32);
+            check(input.below(g.mask_width() + 2) as u32);
         }
         g.eos_tokens().iter().copied().for_each(check);
     }
@@ -661,7 +661,7 @@ pub fn serve(g: &Grammar<'_>, input: &mut Input<'_>, strict: bool) {
                 let _ = g.mask_storage(id);
                 if strict && filled {
                     for _ in 0..16 {
-                        let t = input.below(g.vocab_size() + 1) as u32;
+                        let t = input.below(g.mask_width() + 1) as u32;
                         assert_eq!(g.mask_contains(id, t), has(&buf, t), "mask {id} token {t}");
                     }
                 }

@@ -25,7 +25,7 @@ fn weather_gpt2_is_reproducible_and_serves() {
 
     let art = Artifact::open(root("artifacts/weather-gpt2.tdm")).unwrap();
     let g = art.grammar();
-    assert_eq!(g.vocab_size(), 50257);
+    assert_eq!(g.mask_width(), 50257);
     assert_eq!(g.eos_tokens(), &[50256]);
     assert_eq!(g.vocab_fingerprint(), &vocab.fingerprint());
     let call = "Thought: I need the weather.\nAction: get_weather\nAction Input: {\"city\": \"Paris\", \"days\": 2}";

@@ -50,7 +50,7 @@ fn exercise(g: &Grammar<'_>) {
         m.fill_mask(&mut words);
         let t = first_allowed(&words).unwrap_or(step);
         m.accept_token(t);
-        m.accept_token(step.wrapping_mul(7919) % (g.vocab_size() as u32 + 3));
+        m.accept_token(step.wrapping_mul(7919) % (g.mask_width() as u32 + 3));
         let _ = (m.is_accepting(), m.is_terminated());
     }
     // Budgets read the distance and tier tables.
@@ -470,10 +470,10 @@ fn vocabulary_and_logits_width_are_checked() {
         std::mem::size_of::<Error>()
     );
 
-    assert!(g.check_vocab_size(50257).is_ok());
-    assert!(g.check_vocab_size(50304).is_ok());
+    assert!(g.check_mask_width(50257).is_ok());
+    assert!(g.check_mask_width(50304).is_ok());
     assert_eq!(
-        g.check_vocab_size(50000).err().unwrap().to_string(),
+        g.check_mask_width(50000).err().unwrap().to_string(),
         "the model's logits width 50000 is smaller than the artifact's vocab size 50257: \
          compile the artifact with --vocab-size 50000, or for the model it serves"
     );

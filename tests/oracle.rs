@@ -87,7 +87,7 @@ fn check_masks_by_brute_force(artifact: &[u8], vocab: &Vocab) -> usize {
     let mut checked = 0;
     for s in 1..g.state_count() as u32 {
         g.fill_mask_by_id(g.mask_id(s).unwrap(), &mut words);
-        for t in 0..g.vocab_size() as u32 {
+        for t in 0..g.mask_width() as u32 {
             let stored = words[(t >> 5) as usize] >> (t & 31) & 1 == 1;
             let text = vocab
                 .bytes(t)
@@ -133,7 +133,7 @@ fn masks_match_brute_force_on_a_small_vocab() {
     for vocab_size in [None, Some(vocab.len() as u32 + 45)] {
         let opts = Options {
             zstd_level: None,
-            vocab_size,
+            mask_width: vocab_size,
             ..Options::default()
         };
         let out = compile(&set, &vocab, &opts, &mut |_| {}).unwrap();

@@ -627,7 +627,7 @@ fn budget_walk(
         }
         // A few random ids: the mask and accept_token agree.
         for _ in 0..3 {
-            let t = rng.below(g.vocab_size() as u64) as u32;
+            let t = rng.below(g.mask_width() as u64) as u32;
             if m.is_allowed(t) != bit(words, t) {
                 fail!(
                     "state {state}, {left} left: token {t} is {} the mask but is_allowed says {}",
@@ -637,7 +637,7 @@ fn budget_walk(
             }
         }
         if full_check_at == Some(step) {
-            for t in 0..g.vocab_size() as u32 {
+            for t in 0..g.mask_width() as u32 {
                 if m.is_allowed(t) != bit(words, t) {
                     fail!(
                         "state {state}, {left} left (full check): token {t} is {} the mask but is_allowed says {}",

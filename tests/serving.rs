@@ -100,7 +100,7 @@ fn validate_tokens_is_the_accepted_prefix() {
             let mut draft = rest.to_vec();
             let mut at_k = m;
             at_k.accept_tokens(&rest[..k]);
-            let bad = (0..g.vocab_size() as u32).find(|&t| !at_k.is_allowed(t));
+            let bad = (0..g.mask_width() as u32).find(|&t| !at_k.is_allowed(t));
             if let Some(bad) = bad {
                 draft[k] = bad;
                 assert_eq!(m.validate_tokens(&draft), k, "walk {walk} step {i}");

@@ -216,10 +216,10 @@ void tooldec_artifact_free(struct tooldec_artifact *a);
  * # Safety
  * `a` is NULL or a live handle.
  */
-size_t tooldec_artifact_vocab_size(const struct tooldec_artifact *a);
+size_t tooldec_artifact_mask_width(const struct tooldec_artifact *a);
 
 /**
- * `ceil(vocab_size / 32)`: the fewest `uint32_t` words a mask buffer
+ * `ceil(mask_width / 32)`: the fewest `uint32_t` words a mask buffer
  * needs. 0 for NULL.
  *
  * Thread safety: any thread (read-only).
@@ -366,7 +366,7 @@ tooldec_status tooldec_artifact_check_vocabulary(const struct tooldec_artifact *
  * `a` is NULL or a live handle; `err` is NULL or holds `err_len`
  * writable bytes.
  */
-tooldec_status tooldec_artifact_check_vocab_size(const struct tooldec_artifact *a,
+tooldec_status tooldec_artifact_check_mask_width(const struct tooldec_artifact *a,
                                                  size_t logits,
                                                  char *err,
                                                  size_t err_len);

@@ -207,11 +207,11 @@ fn query<T>(a: *const tooldec_artifact, fallback: T, f: impl FnOnce(&tooldec_art
 /// # Safety
 /// `a` is NULL or a live handle.
 #[no_mangle]
-pub unsafe extern "C" fn tooldec_artifact_vocab_size(a: *const tooldec_artifact) -> usize {
-    query(a, 0, |a| a.grammar().vocab_size())
+pub unsafe extern "C" fn tooldec_artifact_mask_width(a: *const tooldec_artifact) -> usize {
+    query(a, 0, |a| a.grammar().mask_width())
 }
 
-/// `ceil(vocab_size / 32)`: the fewest `uint32_t` words a mask buffer
+/// `ceil(mask_width / 32)`: the fewest `uint32_t` words a mask buffer
 /// needs. 0 for NULL.
 ///
 /// Thread safety: any thread (read-only).
@@ -441,7 +441,7 @@ pub unsafe extern "C" fn tooldec_artifact_check_vocabulary(
 /// `a` is NULL or a live handle; `err` is NULL or holds `err_len`
 /// writable bytes.
 #[no_mangle]
-pub unsafe extern "C" fn tooldec_artifact_check_vocab_size(
+pub unsafe extern "C" fn tooldec_artifact_check_mask_width(
     a: *const tooldec_artifact,
     logits: usize,
     err: *mut c_char,
@@ -453,7 +453,7 @@ pub unsafe extern "C" fn tooldec_artifact_check_vocab_size(
         return err.fail(TOOLDEC_ERR_NULL, format_args!("artifact is NULL"));
     }
     query(a, TOOLDEC_ERR_PANIC, |a| {
-        match a.grammar().check_vocab_size(logits) {
+        match a.grammar().check_mask_width(logits) {
             Ok(()) => TOOLDEC_OK,
             Err(e) => err.fail(TOOLDEC_ERR_VOCABULARY, format_args!("{e}")),
         }

@@ -357,7 +357,7 @@ pub unsafe extern "C" fn tooldec_matcher_fill_mask(
                 TOOLDEC_ERR_BUFFER_TOO_SMALL,
                 format_args!(
                     "mask buffer of {words} words is smaller than the artifact's mask width of {need} words ({} tokens)",
-                    h.inner.grammar().vocab_size()
+                    h.inner.grammar().mask_width()
                 ),
             );
         }

@@ -118,7 +118,7 @@ impl<'g> Script<'g> {
 
     fn allowed(&self, m: &Matcher<'_>) -> Vec<u32> {
         let mask = self.mask_of(m, self.mask_words());
-        (0..self.g.vocab_size() as u32)
+        (0..self.g.mask_width() as u32)
             .filter(|&t| mask[t as usize / 32] >> (t % 32) & 1 == 1)
             .collect()
     }
@@ -394,7 +394,7 @@ impl<'g> Script<'g> {
     fn disallowed(&self, rng: &mut Rng, m: &Matcher<'g>) -> u32 {
         let mask = self.mask_of(m, self.mask_words());
         loop {
-            let t = rng.below(self.g.vocab_size()) as u32;
+            let t = rng.below(self.g.mask_width()) as u32;
             if mask[t as usize / 32] >> (t % 32) & 1 == 0 {
                 return t;
             }
@@ -550,7 +550,7 @@ fn hex(bytes: &[u8]) -> String {
 /// The expected lines of walk.c's `errors` operation.
 fn error_lines(g: &Grammar<'_>) -> Vec<Want> {
     let l = |s: &str| Want::Line(s.to_string());
-    let vocab = g.vocab_size();
+    let vocab = g.mask_width();
     assert!(
         g.min_tokens() > 1,
         "the budget error needs a call longer than 1 token"
@@ -634,7 +634,7 @@ fn info_line(g: &Grammar<'_>) -> String {
     let entries = g.entries().map(|(n, _)| n).collect::<Vec<_>>().join(",");
     format!(
         "info vocab={} words={} tokens={} eos={eos} min={} max={} entries={entries} fp={} meta={}",
-        g.vocab_size(),
+        g.mask_width(),
         g.mask_words(),
         g.token_count(),
         g.min_tokens(),
@@ -671,8 +671,8 @@ fn check(artifact: &Path, seed: u64, walks: usize) {
         198,
         g.eos_tokens()[0],
         g.token_count() as u32 - 1,
-        g.vocab_size() as u32 - 1,
-        g.vocab_size() as u32 + 5,
+        g.mask_width() as u32 - 1,
+        g.mask_width() as u32 + 5,
     ];
     for t in probes {
         let want = match g.token_bytes(t) {
@@ -782,7 +782,7 @@ fn c_walks_a_padded_hermes_artifact_with_a_default_budget() {
     let path = common::padded_hermes_artifact();
     let art = Artifact::open(&path).expect("the artifact loads");
     let g = art.grammar();
-    assert!(g.vocab_size() > g.token_count(), "the mask width is padded");
+    assert!(g.mask_width() > g.token_count(), "the mask width is padded");
     assert_eq!(g.max_tokens(), Some(common::HERMES_MAX_TOKENS));
     check(&path, 0xba7c_4e55, 30);
 }

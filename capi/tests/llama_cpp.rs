@@ -160,9 +160,9 @@ fn drive(artifact: &Path, n_vocab: usize, mode: &str, seed: u64, budget: Option<
     };
     for (i, &t) in tokens.iter().enumerate() {
         assert!(
-            (t as usize) < g.vocab_size(),
+            (t as usize) < g.mask_width(),
             "token #{i} is id {t}, past the artifact's vocab size {}",
-            g.vocab_size()
+            g.mask_width()
         );
         assert!(
             m.accept_token(t),
@@ -233,7 +233,7 @@ fn llama_sampler_chain_samples_complete_calls() {
     let t = Instant::now();
     let golden = common::golden_artifact();
     let art = Artifact::open(&golden).unwrap();
-    let (vocab, min) = (art.grammar().vocab_size(), art.grammar().min_tokens());
+    let (vocab, min) = (art.grammar().mask_width(), art.grammar().min_tokens());
     let mut tokens = 0;
     let mut runs = 0;
     for seed in 1..=4 {

@@ -67,12 +67,12 @@ fn serving_through_the_c_abi_does_not_allocate() {
     while !m.is_terminated() {
         m.fill_mask(&mut mask);
         bad.push(
-            (0..g.vocab_size() as u32)
+            (0..g.mask_width() as u32)
                 .find(|&t| mask[t as usize / 32] >> (t % 32) & 1 == 0)
                 .unwrap(),
         );
         let allowed =
-            (0..g.vocab_size() as u32).filter(|&t| mask[t as usize / 32] >> (t % 32) & 1 == 1);
+            (0..g.mask_width() as u32).filter(|&t| mask[t as usize / 32] >> (t % 32) & 1 == 1);
         let t = allowed
             .min_by_key(|&t| {
                 let mut c = m;

@@ -66,7 +66,7 @@ pub struct Options {
     /// Bound on NFA states.
     pub max_nfa_states: usize,
     /// The model's logits size; defaults to the tokenizer's token count.
-    pub vocab_size: Option<u32>,
+    pub mask_width: Option<u32>,
     /// zstd level; `None` writes the raw payload.
     pub zstd_level: Option<i32>,
     /// Worker threads for the crossing (0: all cores).
@@ -88,7 +88,7 @@ impl Default for Options {
             json: JsonOptions::default(),
             max_states: 2_000_000,
             max_nfa_states: 20_000_000,
-            vocab_size: None,
+            mask_width: None,
             zstd_level: Some(9),
             threads: 0,
             max_tokens: None,
@@ -123,7 +123,7 @@ pub struct Report {
     /// Bytes of the artifact as written.
     pub artifact_bytes: usize,
     /// The mask width: the model's logits size (`--vocab-size`, or the tokenizer's token count).
-    pub vocab_size: u32,
+    pub mask_width: u32,
     /// Time spent per phase, in order.
     pub phases: Phases,
     /// Over-approximations made under `--relax`, one line each.
@@ -171,11 +171,11 @@ pub fn compile(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Compiled, Error> {
     let n_tokens = vocab.len() as u32;
-    let vocab_size = opts.vocab_size.unwrap_or(n_tokens);
-    if vocab_size < n_tokens {
+    let mask_width = opts.mask_width.unwrap_or(n_tokens);
+    if mask_width < n_tokens {
         return Err(Error::new(
             ErrorKind::Usage,
-            format!("--vocab-size {vocab_size} is smaller than the tokenizer's {n_tokens} tokens"),
+            format!("--vocab-size {mask_width} is smaller than the tokenizer's {n_tokens} tokens"),
         ));
     }
     let built = build_dfa(set, opts, vocab, progress)?;
@@ -202,7 +202,7 @@ fn compile_machine(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Compiled, Error> {
     let n_tokens = vocab.len() as u32;
-    let vocab_size = opts.vocab_size.unwrap_or(n_tokens);
+    let mask_width = opts.mask_width.unwrap_or(n_tokens);
     let dfa = &machine.dfa;
     let text = vocab::TokenText::new(vocab, &machine.specials);
     let served = machine.served_states();
@@ -219,7 +219,7 @@ fn compile_machine(
         &text,
         vocab,
         &served,
-        tooldec_runtime::layout::mask_words(vocab_size),
+        tooldec_runtime::layout::mask_words(mask_width),
         threads,
     )?;
     let d = t.elapsed();
@@ -269,7 +269,7 @@ fn compile_machine(
         crossed: &masks,
         text: &text,
         vocab,
-        vocab_size,
+        mask_width,
         max_tokens: opts.max_tokens,
         meta: &meta,
     })?;
@@ -300,7 +300,7 @@ fn compile_machine(
         nodes_visited: masks.nodes_visited,
         payload_bytes: payload.len(),
         artifact_bytes: artifact.len(),
-        vocab_size,
+        mask_width,
         phases,
         relaxed: machine.relaxed.clone(),
         min_tokens,

@@ -84,8 +84,7 @@ enum Cmd {
     FetchModel,
 }
 
-const REPORT_COMMAND: &str =
-    "TOOLDEC_DATA=../shared/data eval/run.sh run";
+const REPORT_COMMAND: &str = "TOOLDEC_DATA=../shared/data eval/run.sh run";
 
 fn setup(max_new: usize) -> Result<Setup, String> {
     let model_path = weights::model_path()?;

@@ -158,11 +158,11 @@ impl Artifact {
     /// The mask width in tokens: the model's logits size the artifact was
     /// compiled for (at least the tokenizer's token count).
     #[getter]
-    fn vocab_size(&self) -> usize {
-        self.shared.grammar().vocab_size()
+    fn mask_width(&self) -> usize {
+        self.shared.grammar().mask_width()
     }
 
-    /// Words per bitmask row: `ceil(vocab_size / 32)`.
+    /// Words per bitmask row: `ceil(mask_width / 32)`.
     #[getter]
     fn mask_words(&self) -> usize {
         self.shared.grammar().mask_words()
@@ -265,11 +265,11 @@ impl Artifact {
     /// Checks that the artifact's masks fit a model whose logits are
     /// `logits` wide (wider is fine: the extra ids are never allowed);
     /// ValueError otherwise.
-    fn check_vocab_size(&self, logits: i64) -> PyResult<()> {
+    fn check_mask_width(&self, logits: i64) -> PyResult<()> {
         let n = usize::try_from(logits).unwrap_or(0);
         self.shared
             .grammar()
-            .check_vocab_size(n)
+            .check_mask_width(n)
             .map_err(|e| value_error(&e))
     }
 
@@ -304,8 +304,8 @@ impl Artifact {
             None => "bytes".to_string(),
         };
         format!(
-            "tooldec.Artifact({at}, vocab_size={}, mask_words={}, entries={:?})",
-            g.vocab_size(),
+            "tooldec.Artifact({at}, mask_width={}, mask_words={}, entries={:?})",
+            g.mask_width(),
             g.mask_words(),
             g.entries().map(|(n, _)| n).collect::<Vec<_>>()
         )
@@ -446,7 +446,7 @@ impl Rows {
         if dtype != "torch.int32" && dtype != "torch.uint32" {
             return Err(PyTypeError::new_err(format!(
                 "tooldec: the bitmask tensor has dtype {dtype}; it must be torch.int32 \
-                 (shape (batch, ceil(vocab_size / 32)))"
+                 (shape (batch, ceil(mask_width / 32)))"
             )));
         }
         let shape: Vec<i64> = obj.getattr(intern!(py, "shape"))?.extract()?;
@@ -491,7 +491,7 @@ impl Rows {
             let ty = obj.get_type().name()?;
             return Err(PyTypeError::new_err(format!(
                 "tooldec: the bitmask must be a writable int32 array of shape \
-                 (batch, ceil(vocab_size / 32)) (numpy, or a CPU torch.int32 tensor); \
+                 (batch, ceil(mask_width / 32)) (numpy, or a CPU torch.int32 tensor); \
                  got {ty} ({err})"
             )));
         }
@@ -548,7 +548,7 @@ impl Rows {
             ([r, w], [rs, ws]) => (*r, *w, *rs, *ws),
             _ => {
                 return Err(PyValueError::new_err(format!(
-                    "tooldec: the bitmask must have shape (batch, ceil(vocab_size / 32)); got \
+                    "tooldec: the bitmask must have shape (batch, ceil(mask_width / 32)); got \
                      {} dimensions",
                     shape.len()
                 )))
@@ -587,7 +587,7 @@ impl Rows {
             return Err(PyValueError::new_err(format!(
                 "tooldec: the bitmask has {} words per row, but the artifact's vocabulary of \
                  {vocab_size} tokens needs ceil({vocab_size} / 32) = {mask_words}; allocate \
-                 (batch, ceil(vocab_size / 32)) with the model's logits size",
+                 (batch, ceil(mask_width / 32)) with the model's logits size",
                 self.words
             )));
         }
@@ -648,7 +648,7 @@ struct Matcher {
 impl Matcher {
     /// Writes the mask of allowed next tokens into row `index` of
     /// `bitmask`: an int32 array of shape `(batch, words)` (or `(words,)`)
-    /// with `words >= ceil(vocab_size / 32)`; words past the artifact's
+    /// with `words >= ceil(mask_width / 32)`; words past the artifact's
     /// vocabulary are zeroed (padding ids are never allowed). numpy arrays
     /// go through the buffer protocol, CPU `torch.int32` tensors through
     /// `data_ptr()`.
@@ -656,7 +656,7 @@ impl Matcher {
     fn fill_next_token_bitmask(&self, bitmask: &Bound<'_, PyAny>, index: i64) -> PyResult<()> {
         let rows = Rows::of(bitmask)?;
         let g = self.inner.grammar();
-        rows.check_width(g.mask_words(), g.vocab_size())?;
+        rows.check_width(g.mask_words(), g.mask_width())?;
         let i = rows.check_row(index)?;
         // SAFETY: `i` was checked, the memory is alive for this call (the
         // caller's object and, for buffers, our export), and this is the
@@ -814,13 +814,14 @@ impl Matcher {
         self.inner.matcher().state()
     }
 
-    /// Mask width in tokens (the artifact's `vocab_size`).
+    /// Mask width in tokens: the model's logits size the artifact was
+    /// compiled for (at least the tokenizer's token count).
     #[getter]
-    fn vocab_size(&self) -> usize {
-        self.inner.grammar().vocab_size()
+    fn mask_width(&self) -> usize {
+        self.inner.grammar().mask_width()
     }
 
-    /// Words per bitmask row: `ceil(vocab_size / 32)`.
+    /// Words per bitmask row: `ceil(mask_width / 32)`.
     #[getter]
     fn mask_words(&self) -> usize {
         self.inner.grammar().mask_words()
@@ -917,7 +918,7 @@ fn fill_next_token_bitmask_batch(
                 )));
             }
             let g = m.inner.grammar();
-            rows.check_width(g.mask_words(), g.vocab_size())?;
+            rows.check_width(g.mask_words(), g.mask_width())?;
         }
     }
     let jobs: Vec<(&OwnedMatcher, usize)> = held
@@ -947,7 +948,10 @@ fn _tooldec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Artifact>()?;
     m.add_class::<Matcher>()?;
     m.add_class::<fingerprint::PyFingerprint>()?;
-    m.add_function(wrap_pyfunction!(fingerprint::tokenizer_json_fingerprint, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        fingerprint::tokenizer_json_fingerprint,
+        m
+    )?)?;
     m.add_function(wrap_pyfunction!(fill_next_token_bitmask_batch, m)?)?;
     m.add("DEFAULT_MAX_ROLLBACK", DEFAULT_MAX_ROLLBACK)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -18,9 +18,9 @@ from helpers import (
 
 
 def test_artifact_properties(weather, weather_path, tools):
-    assert weather.vocab_size == 50257
+    assert weather.mask_width == 50257
     assert weather.token_count == 50257
-    assert weather.mask_words == (weather.vocab_size + 31) // 32 == 1571
+    assert weather.mask_words == (weather.mask_width + 31) // 32 == 1571
     assert weather.eos_token_ids == [50256]
     assert weather.is_eos(50256) and not weather.is_eos(0) and not weather.is_eos(-1)
     assert weather.entries == ["start", "parallel"]
@@ -37,10 +37,10 @@ def test_artifact_properties(weather, weather_path, tools):
         weather.check_vocabulary(bytes(32))
     with pytest.raises(ValueError, match="32 bytes"):
         weather.check_vocabulary(b"short")
-    weather.check_vocab_size(50257)
-    weather.check_vocab_size(151936)
+    weather.check_mask_width(50257)
+    weather.check_mask_width(151936)
     with pytest.raises(ValueError, match="logits width 50000"):
-        weather.check_vocab_size(50000)
+        weather.check_mask_width(50000)
     assert weather.token_bytes(0) == b"!"
     assert weather.token_bytes(50256) == b""  # EOS spells nothing
     assert weather.token_bytes(-1) is None and weather.token_bytes(50257) is None
@@ -77,16 +77,16 @@ def test_batched_walks_with_speculative_rollback(weather, tools):
         tooldec.fill_next_token_bitmask_batch(matchers, bitmask)
         # Padding ids (>= token_count) and columns past the vocabulary: never.
         assert not bitmask[:, weather.mask_words :].any()
-        if weather.vocab_size % 32:
+        if weather.mask_width % 32:
             last = bitmask[:, weather.mask_words - 1].view(np.uint32)
-            assert not (last >> (weather.vocab_size % 32)).any()
+            assert not (last >> (weather.mask_width % 32)).any()
         if steps % 6 == 1:
             # Every bit agrees with accept_token, over the whole vocabulary.
             i = steps % batch
             m = matchers[i]
             allowed = set(allowed_ids(bitmask[i], width).tolist())
             assert allowed, "an empty mask"
-            for t in range(weather.vocab_size):
+            for t in range(weather.mask_width):
                 assert m.is_allowed(t) == (t in allowed), (i, t)
             for t in list(allowed)[:20]:
                 c = m.copy()
@@ -138,8 +138,8 @@ def test_mask_agrees_with_accept_token_everywhere(weather):
     seen_accepting = False
     while True:
         m.fill_next_token_bitmask(row, 0)
-        allowed = set(allowed_ids(row[0], weather.vocab_size).tolist())
-        for t in range(weather.vocab_size):
+        allowed = set(allowed_ids(row[0], weather.mask_width).tolist())
+        for t in range(weather.mask_width):
             assert m.is_allowed(t) == (t in allowed)
         seen_accepting |= m.is_accepting()
         if m.is_terminated():
@@ -154,7 +154,7 @@ def test_padded_vocabulary_never_allows_padding(hermes, tools):
     """An artifact compiled for a model whose logits (50304) exceed the
     tokenizer (50257): padding ids stay clear, in the artifact's own words
     and in a still wider bitmask."""
-    assert hermes.vocab_size == 50304 and hermes.token_count == 50257
+    assert hermes.mask_width == 50304 and hermes.token_count == 50257
     assert hermes.mask_words == 1572
     assert hermes.max_tokens == 96
     rng = np.random.default_rng(11)
@@ -184,7 +184,7 @@ def test_padded_vocabulary_never_allows_padding(hermes, tools):
 def test_qwen_special_tokens_and_padding(qwen, tools):
     """Qwen2.5's tokenizer (151665 tokens) under 151936 logits; <tool_call>
     is a special token, matched by id."""
-    assert qwen.vocab_size == 151936 and qwen.token_count < qwen.vocab_size
+    assert qwen.mask_width == 151936 and qwen.token_count < qwen.mask_width
     sp = {v: k for k, v in specials(qwen).items()}
     tool_call = sp["<tool_call>"]
     rng = np.random.default_rng(5)
@@ -194,8 +194,8 @@ def test_qwen_special_tokens_and_padding(qwen, tools):
     outputs = [[] for _ in range(batch)]
     while not all(m.is_terminated() for m in matchers):
         tooldec.fill_next_token_bitmask_batch(matchers, bitmask)
-        assert not tooldec.bitmask_to_bool(bitmask, qwen.vocab_size)[:, qwen.token_count :].any()
-        logits = random_logits(rng, batch, qwen.vocab_size, qwen.eos_token_ids)
+        assert not tooldec.bitmask_to_bool(bitmask, qwen.mask_width)[:, qwen.token_count :].any()
+        logits = random_logits(rng, batch, qwen.mask_width, qwen.eos_token_ids)
         tooldec.apply_token_bitmask(logits, bitmask)
         for i, t in enumerate(sample(rng, logits)):
             if not matchers[i].is_terminated():
@@ -292,8 +292,8 @@ def test_copy_reset_budget_and_entries(weather):
     with pytest.raises(ValueError):
         m.set_budget(3)  # too few for any complete call
     assert m.tokens_left is None
-    assert m.vocab_size == weather.vocab_size and m.mask_words == weather.mask_words
-    assert m.artifact.vocab_size == weather.vocab_size
+    assert m.mask_width == weather.mask_width and m.mask_words == weather.mask_words
+    assert m.artifact.mask_width == weather.mask_width
     assert "tokens_left=None" in repr(m)
 
 

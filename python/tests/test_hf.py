@@ -108,10 +108,10 @@ def test_processor_masks_and_errors(weather, weather_path):
     allowed = np.isfinite(out)
     assert not allowed[:, weather.token_count :].any()  # padding columns
     m = weather.matcher(entry="parallel")
-    assert set(np.nonzero(allowed[0])[0]) == {t for t in range(weather.vocab_size) if m.is_allowed(t)}
+    assert set(np.nonzero(allowed[0])[0]) == {t for t in range(weather.mask_width) if m.is_allowed(t)}
     # The next call carries the sampled token; anything else is refused.
     t = int(np.nonzero(allowed[0])[0][0])
-    bad = int(np.nonzero(~allowed[1, : weather.vocab_size])[0][0])
+    bad = int(np.nonzero(~allowed[1, : weather.mask_width])[0][0])
     with pytest.raises(ValueError, match="row 1: token"):
         proc(np.concatenate([ids, [[t], [bad]]], axis=1), scores)
     proc.reset()

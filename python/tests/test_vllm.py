@@ -100,7 +100,7 @@ class Engine:
             if t is None or self.rng.random() < 0.15:
                 row = np.zeros((1, req.artifact.mask_words), dtype=np.int32)
                 guess.fill_next_token_bitmask(row, 0)
-                logits = random_logits(self.rng, 1, req.artifact.vocab_size, [EOS])
+                logits = random_logits(self.rng, 1, req.artifact.mask_width, [EOS])
                 tooldec.apply_token_bitmask(logits, row)
                 t = sample(self.rng, logits)[0]
             if self.rng.random() < 0.1:
@@ -247,7 +247,7 @@ def test_grammar_semantics(backend, weather):
     assert np.asarray(bm).shape == (3, (MODEL_VOCAB + 31) // 32) and (np.asarray(bm) == -1).all()
     g.fill_bitmask(bm, 2)
     row = tooldec.bitmask_to_bool(np.asarray(bm)[2], MODEL_VOCAB)
-    assert row.sum() == 3 and not row[weather.vocab_size :].any()  # "T", "Th", "Though"
+    assert row.sum() == 3 and not row[weather.mask_width :].any()  # "T", "Th", "Though"
 
 
 def test_backend_configuration(weather_path, weather):

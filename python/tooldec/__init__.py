@@ -8,7 +8,7 @@ serve token masks from it::
 
     art = tooldec.Artifact.open("tools.tdm")
     m = art.matcher(max_tokens=256, max_rollback=8)
-    bitmask = tooldec.allocate_token_bitmask(1, art.vocab_size)
+    bitmask = tooldec.allocate_token_bitmask(1, art.mask_width)
     m.fill_next_token_bitmask(bitmask, 0)   # row 0: allowed next tokens
     tooldec.apply_token_bitmask(logits, bitmask)
     m.accept_token(int(np.argmax(logits)))

@@ -128,6 +128,6 @@ def check_width(artifact: Artifact, vocab_size: Optional[int], who: str) -> None
     if vocab_size is None:
         return
     try:
-        artifact.check_vocab_size(vocab_size)
+        artifact.check_mask_width(vocab_size)
     except ValueError as e:
         raise ValueError(f"tooldec: {who}: {str(e).removeprefix('tooldec: ')}") from None

@@ -240,18 +240,18 @@ impl<'a> Grammar<'a> {
 
     /// The mask width in tokens: the model's logits size.
     #[inline]
-    pub fn vocab_size(&self) -> usize {
-        self.p.header.vocab_size as usize
+    pub fn mask_width(&self) -> usize {
+        self.p.header.mask_width as usize
     }
 
-    /// `ceil(vocab_size / 32)`: the length of the buffer [`MatcherOf::fill_mask`] fills.
+    /// `ceil(mask_width / 32)`: the length of the buffer [`MatcherOf::fill_mask`] fills.
     #[inline]
     pub fn mask_words(&self) -> usize {
-        layout::mask_words(self.p.header.vocab_size)
+        layout::mask_words(self.p.header.mask_width)
     }
 
     /// The number of tokens of the tokenizer; ids from here up to
-    /// [`Grammar::vocab_size`] are padding and never allowed.
+    /// [`Grammar::mask_width`] are padding and never allowed.
     #[inline]
     pub fn token_count(&self) -> usize {
         self.p.tokens.count() as usize
@@ -407,12 +407,12 @@ impl<'a> Grammar<'a> {
 
     /// Checks that masks of this artifact fit a model with `logits` output
     /// logits: engines hand the runtime a mask buffer of the model's width.
-    /// Wider is fine (ids from [`Grammar::vocab_size`] on are never
+    /// Wider is fine (ids from [`Grammar::mask_width`] on are never
     /// allowed, and [`MatcherOf::fill_mask`] zeroes the words past
     /// [`Grammar::mask_words`]); narrower means the artifact was compiled
     /// for another model.
-    pub fn check_vocab_size(&self, logits: usize) -> Result<(), Error> {
-        let vocab = self.p.header.vocab_size;
+    pub fn check_mask_width(&self, logits: usize) -> Result<(), Error> {
+        let vocab = self.p.header.mask_width;
         if logits < vocab as usize {
             return Err(Error::new(ErrorKind::LogitsWidth {
                 logits: logits as u64,

@@ -42,7 +42,7 @@
 //! acceptance, masks tiered by that distance) are in every artifact and do
 //! not depend on `n`; serving a budgeted mask is the same lookup and fill.
 //!
-//! Mask layout: `ceil(vocab_size / 32)` `u32` words, the layout vLLM, SGLang,
+//! Mask layout: `ceil(mask_width / 32)` `u32` words, the layout vLLM, SGLang,
 //! XGrammar and llguidance share. Ids at or beyond the tokenizer's token count
 //! (padding up to the model's logits size) are never allowed.
 

@@ -78,7 +78,7 @@ impl core::fmt::Debug for SharedGrammar {
         f.debug_struct("SharedGrammar")
             .field("states", &g.state_count())
             .field("masks", &g.mask_count())
-            .field("vocab_size", &g.vocab_size())
+            .field("vocab_size", &g.mask_width())
             .finish_non_exhaustive()
     }
 }

@@ -20,7 +20,7 @@ fn golden() -> Vec<u8> {
 #[test]
 fn compressed_artifacts_load_with_zstd() {
     let a = Artifact::from_bytes(&golden()).unwrap();
-    assert_eq!(a.grammar().vocab_size(), 50257);
+    assert_eq!(a.grammar().mask_width(), 50257);
 }
 
 #[cfg(not(feature = "zstd"))]

@@ -242,7 +242,7 @@ struct llama_sampler *tooldec_llama_sampler_init(const tooldec_artifact *artifac
         tooldec_artifact_check_vocabulary(artifact, fingerprint, err, err_len) != TOOLDEC_OK) {
         return NULL;
     }
-    if (tooldec_artifact_check_vocab_size(artifact, (size_t)n_vocab, err, err_len) != TOOLDEC_OK) {
+    if (tooldec_artifact_check_mask_width(artifact, (size_t)n_vocab, err, err_len) != TOOLDEC_OK) {
         return NULL;
     }
     tooldec_matcher *m = NULL;

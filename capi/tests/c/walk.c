@@ -174,7 +174,7 @@ static void hex(const uint8_t *b, size_t n) {
 static void op_info(void) {
     size_t n_eos = 0;
     const uint32_t *eos = tooldec_artifact_eos_tokens(art, &n_eos);
-    printf("info vocab=%zu words=%zu tokens=%zu eos=", tooldec_artifact_vocab_size(art),
+    printf("info vocab=%zu words=%zu tokens=%zu eos=", tooldec_artifact_mask_width(art),
            tooldec_artifact_mask_words(art), tooldec_artifact_token_count(art));
     for (size_t i = 0; i < n_eos; i++) {
         printf("%s%u", i ? "," : "", (unsigned)eos[i]);
@@ -492,7 +492,7 @@ static void op_errors(void) {
         printf("e buffer_truncated %d\n", (int)st);
         st = tooldec_artifact_from_buffer(data, len, &a, err, sizeof err);
         free(data); /* the bytes were copied */
-        printf("e buffer_ok %d %zu\n", (int)st, tooldec_artifact_vocab_size(a));
+        printf("e buffer_ok %d %zu\n", (int)st, tooldec_artifact_mask_width(a));
         tooldec_artifact_free(a);
     }
     /* A tiny error buffer: truncated, still terminated. */
@@ -578,11 +578,11 @@ static void op_errors(void) {
     st = tooldec_artifact_check_vocabulary(art, fp, err, sizeof err);
     printf("e vocab_bad %d | %s\n", (int)st, err);
     printf("e vocab_null %d\n", (int)tooldec_artifact_check_vocabulary(art, NULL, NULL, 0));
-    size_t vocab = tooldec_artifact_vocab_size(art);
-    st = tooldec_artifact_check_vocab_size(art, vocab - 1, err, sizeof err);
+    size_t vocab = tooldec_artifact_mask_width(art);
+    st = tooldec_artifact_check_mask_width(art, vocab - 1, err, sizeof err);
     printf("e logits_narrow %d | %s\n", (int)st, err);
-    printf("e logits_exact %d\n", (int)tooldec_artifact_check_vocab_size(art, vocab, NULL, 0));
-    printf("e logits_wide %d\n", (int)tooldec_artifact_check_vocab_size(art, vocab + 100, NULL, 0));
+    printf("e logits_exact %d\n", (int)tooldec_artifact_check_mask_width(art, vocab, NULL, 0));
+    printf("e logits_wide %d\n", (int)tooldec_artifact_check_mask_width(art, vocab + 100, NULL, 0));
 
     /* Batched fill misuse: nothing is written. */
     {
@@ -635,7 +635,7 @@ static void op_errors(void) {
     size_t n_eos = n;
     tooldec_status bytes_st = tooldec_artifact_token_bytes(NULL, 0, &b, &n);
     printf("e null_artifact %zu %zu %zu %d %zu %d %zu %d %u %d %d %d %d\n",
-           tooldec_artifact_vocab_size(NULL), tooldec_artifact_mask_words(NULL),
+           tooldec_artifact_mask_width(NULL), tooldec_artifact_mask_words(NULL),
            tooldec_artifact_token_count(NULL), eos == NULL, n_eos,
            tooldec_artifact_metadata(NULL) == NULL, tooldec_artifact_entry_count(NULL),
            tooldec_artifact_entry_name(NULL, 0) == NULL, (unsigned)tooldec_artifact_min_tokens(NULL),

@@ -184,7 +184,7 @@ pub fn padded_hermes_artifact() -> PathBuf {
             let vocab = Vocab::builtin_gpt2().expect("the built-in GPT-2 vocabulary");
             let opts = Options {
                 format: CallFormat::load("hermes").expect("the shipped hermes format"),
-                vocab_size: Some(50304),
+                mask_width: Some(50304),
                 max_tokens: Some(HERMES_MAX_TOKENS),
                 threads: 1,
                 ..Options::default()

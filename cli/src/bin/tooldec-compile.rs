@@ -190,7 +190,7 @@ impl Job {
             },
             max_states: args.max_states,
             max_nfa_states: args.max_nfa_states,
-            vocab_size: args.vocab_size,
+            mask_width: args.vocab_size,
             zstd_level: (!args.uncompressed).then_some(args.zstd_level),
             threads: args.threads,
             max_tokens: args.max_tokens,
@@ -324,7 +324,7 @@ fn print_summary(
     println!("  tools          {}", r.tools);
     println!(
         "  vocabulary     {} | mask width {} tokens, eos {:?}",
-        vocab.label, r.vocab_size, vocab.eos
+        vocab.label, r.mask_width, vocab.eos
     );
     let fingerprint: String = vocab
         .fingerprint()

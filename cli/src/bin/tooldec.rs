@@ -164,7 +164,7 @@ fn explain(args: ExplainArgs) -> Result<bool, Error> {
     let v = View::new(a.grammar(), &args.artifact.display().to_string())?;
     let walk = match args.tokens {
         Some(list) => Walk {
-            ids: parse_ids(&list, v.g.vocab_size())?,
+            ids: parse_ids(&list, v.g.mask_width())?,
             source: "--tokens".to_string(),
         },
         None => {

@@ -98,9 +98,9 @@ fn header(o: &mut String, v: &View<'_>, src: &Source<'_>) {
     let _ = writeln!(
         o,
         "mask width    {} tokens = {} u32 words{}",
-        thousands(g.vocab_size() as u64),
+        thousands(g.mask_width() as u64),
         thousands(g.mask_words() as u64),
-        if g.vocab_size() > g.token_count() {
+        if g.mask_width() > g.token_count() {
             format!(
                 " (ids {} and up are padding, never allowed)",
                 thousands(g.token_count() as u64)

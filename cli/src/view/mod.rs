@@ -307,7 +307,7 @@ impl<'g> View<'g> {
         let here = self.describe_state_for(state, tool);
         let mut groups: BTreeMap<(u8, String), Vec<u32>> = BTreeMap::new();
         let mut eos = Vec::new();
-        for t in 0..self.g.vocab_size() as u32 {
+        for t in 0..self.g.mask_width() as u32 {
             if mask[(t >> 5) as usize] >> (t & 31) & 1 == 0 {
                 continue;
             }

@@ -49,7 +49,7 @@ pub fn dump(g: &Grammar<'_>) -> String {
         g.start_state(),
         g.class_count(),
         g.mask_count(),
-        g.vocab_size(),
+        g.mask_width(),
         g.token_count(),
         g.eos_tokens(),
     );
@@ -97,7 +97,7 @@ pub fn dump(g: &Grammar<'_>) -> String {
         }
         let id = g.mask_id(s).unwrap_or(0);
         g.fill_mask_by_id(id, &mut words);
-        let allowed: Vec<u32> = (0..g.vocab_size() as u32)
+        let allowed: Vec<u32> = (0..g.mask_width() as u32)
             .filter(|&t| words[(t >> 5) as usize] >> (t & 31) & 1 == 1)
             .collect();
         let (form, len) = g.mask_storage(id).unwrap_or(("?", 0));

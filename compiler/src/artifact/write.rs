@@ -54,7 +54,7 @@ pub struct Input<'a> {
     /// The vocabulary (its EOS ids and fingerprint).
     pub vocab: &'a Vocab,
     /// The mask width: the model's logits size.
-    pub vocab_size: u32,
+    pub mask_width: u32,
     /// The default budget (`--max-tokens`).
     pub max_tokens: Option<u32>,
     /// META: the artifact's JSON description.
@@ -104,7 +104,7 @@ pub fn payload(input: &Input<'_>) -> Result<(Vec<u8>, MaskForms), Error> {
     }
     let payload = Payload {
         header: Header {
-            vocab_size: input.vocab_size,
+            mask_width: input.mask_width,
             start: entries.first().map_or(dfa.start, |e| e.1),
             fingerprint: vocab.fingerprint(),
             max_tokens: input.max_tokens.unwrap_or(0),

@@ -11,7 +11,7 @@ use crate::error::{Error, ErrorKind, Part};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Header {
     /// The mask width in tokens: the model's logits size.
-    pub vocab_size: u32,
+    pub mask_width: u32,
     /// The default entry point's start state (≠ 0).
     pub start: u32,
     /// The SHA-256 vocabulary fingerprint.
@@ -191,7 +191,7 @@ fn check_length_and_checksum(bytes: &[u8], words: &[u32]) -> Result<(), Error> {
 
 /// The header's values, each in its range.
 fn counts(words: &[u32]) -> Result<(Header, Counts), Error> {
-    let vocab_size = words[hdr::VOCAB_SIZE];
+    let vocab_size = words[hdr::MASK_WIDTH]; // the mask width
     let n_tokens = words[hdr::N_TOKENS];
     let n_states = words[hdr::N_STATES] as usize;
     let n_classes = words[hdr::N_CLASSES] as usize;
@@ -234,7 +234,7 @@ fn counts(words: &[u32]) -> Result<(Header, Counts), Error> {
         fingerprint[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
     }
     let header = Header {
-        vocab_size,
+        mask_width: vocab_size,
         start,
         fingerprint,
         max_tokens: words[hdr::MAX_TOKENS],
@@ -261,7 +261,7 @@ impl Header {
         h[hdr::ENDIAN] = layout::ENDIAN_CHECK;
         h[hdr::VERSION] = layout::VERSION;
         h[hdr::TOTAL_BYTES] = total;
-        h[hdr::VOCAB_SIZE] = self.vocab_size;
+        h[hdr::MASK_WIDTH] = self.mask_width;
         h[hdr::N_TOKENS] = counts.n_tokens;
         h[hdr::N_STATES] = counts.n_states as u32;
         h[hdr::N_CLASSES] = counts.n_classes;

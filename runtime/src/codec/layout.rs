@@ -30,7 +30,7 @@ pub mod hdr {
     pub const ENDIAN: usize = 2;
     pub const VERSION: usize = 3;
     pub const TOTAL_BYTES: usize = 4;
-    pub const VOCAB_SIZE: usize = 5;
+    pub const MASK_WIDTH: usize = 5;
     pub const N_TOKENS: usize = 6;
     pub const N_STATES: usize = 7;
     pub const N_CLASSES: usize = 8;
@@ -187,9 +187,9 @@ pub const fn pad4(n: usize) -> usize {
     (n + 3) & !3
 }
 
-/// `ceil(vocab_size / 32)`: the number of `u32` words of a token mask.
-pub const fn mask_words(vocab_size: u32) -> usize {
-    (vocab_size as usize).div_ceil(32)
+/// `ceil(mask_width / 32)`: the number of `u32` words of a token mask.
+pub const fn mask_words(mask_width: u32) -> usize {
+    (mask_width as usize).div_ceil(32)
 }
 
 /// The envelope in front of a compressed artifact's zstd frame: a zstd

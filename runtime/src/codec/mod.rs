@@ -196,7 +196,7 @@ pub(crate) fn read(bytes: &[u8]) -> Result<(Payload<'_>, Index), Error> {
     let payload = Payload {
         header,
         dfa: Dfa::read(&src, &counts)?,
-        masks: Masks::read(&src, header.vocab_size, &counts)?,
+        masks: Masks::read(&src, header.mask_width, &counts)?,
         tokens: Tokens::read(&src, &counts)?,
         meta: meta::read(&src)?,
         entries: Entries::read(&src, header.start, &counts)?,

@@ -92,7 +92,7 @@ int main(int argc, char **argv) {
     if (tooldec_artifact_open(argv[1], &art, err, sizeof err) != TOOLDEC_OK) {
         die(err);
     }
-    int32_t vocab_size = (int32_t)tooldec_artifact_vocab_size(art);
+    int32_t vocab_size = (int32_t)tooldec_artifact_mask_width(art);
 
     /* The fingerprint llama.cpp's view of the vocabulary gives is the
      * artifact's. */

@@ -52,7 +52,7 @@ pub(super) fn by_target(runs: &[Run]) -> BTreeMap<u32, [bool; 256]> {
 
 /// The served part of the DFA: the states the entries reach, their moves
 /// as byte runs, and which entries reach each.
-pub(super) struct Machine {
+pub(super) struct ServedDfa {
     pub n: usize,
     /// The reached states, in id order.
     pub order: Vec<u32>,
@@ -67,8 +67,8 @@ pub(super) struct Machine {
     pub entries: Vec<(String, u32)>,
 }
 
-impl Machine {
-    pub fn new(view: &View<'_>) -> Machine {
+impl ServedDfa {
+    pub fn new(view: &View<'_>) -> ServedDfa {
         let g = &view.g;
         let n = g.state_count();
         let mut entries: Vec<(String, u32)> = g
@@ -92,7 +92,7 @@ impl Machine {
         }
         let accepting = (0..n as u32).map(|s| g.is_accepting_state(s)).collect();
         let (reach, reach_sets) = reach_sets(n, &order, &runs, &entries);
-        Machine {
+        ServedDfa {
             n,
             order,
             runs,

@@ -50,7 +50,7 @@ use std::collections::HashMap;
 
 use super::{Tokenizer, View};
 use edges::Targets;
-use machine::Machine;
+use machine::ServedDfa;
 use parts::{Blocks, Regions, States};
 use text::cut;
 use tooldec_compiler::{Error, ErrorKind};
@@ -90,7 +90,7 @@ pub fn dot(view: &View<'_>, opts: &DrawOptions<'_>) -> Result<String, Error> {
         None => None,
         Some(name) => Some(select(view, name)?),
     };
-    let m = Machine::new(view);
+    let m = ServedDfa::new(view);
     let rg = Regions::new(view);
     let st = States::new(view, &m, &rg);
     let blocks = Blocks::new(&m, &st);
@@ -132,7 +132,7 @@ fn select<'n>(view: &View<'_>, name: &'n str) -> Result<(&'n str, Option<&'n str
 /// found in it, and the overview's memo of where moves lead.
 struct Ctx<'a, 'g> {
     view: &'a View<'g>,
-    m: &'a Machine,
+    m: &'a ServedDfa,
     rg: &'a Regions,
     st: &'a States,
     blocks: &'a Blocks,

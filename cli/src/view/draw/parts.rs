@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use tooldec_compiler::automaton::region::Tag;
 
-use super::machine::{is_value_byte, Machine};
+use super::machine::{is_value_byte, ServedDfa};
 use crate::view::View;
 
 /// A top-level parameter of an argument machine.
@@ -128,7 +128,7 @@ pub(super) struct States {
 }
 
 impl States {
-    pub fn new(view: &View<'_>, m: &Machine, rg: &Regions) -> States {
+    pub fn new(view: &View<'_>, m: &ServedDfa, rg: &Regions) -> States {
         let classes = classify(view, m, rg);
         let param_args: Vec<u32> = rg.params.iter().map(|p| p.args).collect();
         let committed = commitment(view, m, rg, &classes, &param_args);
@@ -184,7 +184,7 @@ struct Classes {
 }
 
 /// Each reached state's class, from its most specific regions.
-fn classify(view: &View<'_>, m: &Machine, rg: &Regions) -> Classes {
+fn classify(view: &View<'_>, m: &ServedDfa, rg: &Regions) -> Classes {
     let n = m.n;
     let mut class = vec![Class::Off; n];
     let mut ps: Vec<Vec<u32>> = vec![Vec::new(); n];
@@ -255,7 +255,7 @@ fn classify(view: &View<'_>, m: &Machine, rg: &Regions) -> Classes {
 /// P goes on in; a state whose every next byte in A is P's is in P too.
 fn commitment(
     view: &View<'_>,
-    m: &Machine,
+    m: &ServedDfa,
     rg: &Regions,
     classes: &Classes,
     param_args: &[u32],
@@ -333,7 +333,7 @@ fn commitment(
 
 /// Each state's piece (see [`States::piece`]): connected parts of the
 /// argument machines and of each free text, named by their least state.
-fn pieces(m: &Machine, class: &[Class]) -> Vec<u32> {
+fn pieces(m: &ServedDfa, class: &[Class]) -> Vec<u32> {
     let n = m.n;
     let mut up: Vec<u32> = (0..n as u32).collect();
     fn find(up: &mut [u32], mut s: u32) -> u32 {
@@ -368,7 +368,7 @@ pub(super) struct Blocks {
 }
 
 impl Blocks {
-    pub fn new(m: &Machine, st: &States) -> Blocks {
+    pub fn new(m: &ServedDfa, st: &States) -> Blocks {
         let lit = |s: u32| st.class[s as usize] == Class::Lit;
         let starts: Vec<bool> = (0..m.n as u32)
             .map(|s| {

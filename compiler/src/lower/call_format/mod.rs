@@ -16,7 +16,7 @@ use crate::automaton::expr::{self, Expr};
 use crate::automaton::region::Tag;
 use crate::error::{Error, ErrorKind};
 use crate::vocab::{Token, Vocab};
-pub use syntax::{Grammar, Node, Part, Pos};
+pub use syntax::{Node, Part, Pos, Rules};
 
 /// First byte of a special token's reserved byte string in the grammar:
 /// `0xFF` then the token id as three big-endian bytes. `0xFF` never occurs
@@ -75,7 +75,7 @@ pub struct CallFormat {
     /// Its name (`react`, or a format file's stem).
     pub name: String,
     /// Its checked grammar.
-    pub grammar: Grammar,
+    pub grammar: Rules,
 }
 
 impl CallFormat {
@@ -85,7 +85,7 @@ impl CallFormat {
         if let Some((name, file, text)) = SHIPPED.iter().find(|s| s.0 == name_or_path) {
             return Ok(CallFormat {
                 name: name.to_string(),
-                grammar: Grammar::parse(file, text)?,
+                grammar: Rules::parse(file, text)?,
             });
         }
         let path = Path::new(name_or_path);
@@ -114,7 +114,7 @@ impl CallFormat {
             name: path
                 .file_stem()
                 .map_or(shown.clone(), |s| s.to_string_lossy().into_owned()),
-            grammar: Grammar::parse(&shown, &text)?,
+            grammar: Rules::parse(&shown, &text)?,
         })
     }
 
@@ -172,7 +172,7 @@ pub struct Lowered {
 }
 
 struct Lower<'a, 'b> {
-    g: &'a Grammar,
+    g: &'a Rules,
     tools: &'a mut ToolParts<'b>,
     specials: HashMap<&'a str, u32>,
     eos: &'a [u32],

@@ -116,7 +116,7 @@ pub struct Rule {
 
 /// A parsed and checked format file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Grammar {
+pub struct Rules {
     /// Where it came from, for messages (`grammars/formats/react.tdg`).
     pub file: String,
     /// Its rules, in file order.
@@ -139,9 +139,9 @@ const KEYWORDS: &[&str] = &[
 /// Most repetitions a bounded repeat may ask for.
 pub const MAX_REPEAT: u32 = 1000;
 
-impl Grammar {
+impl Rules {
     /// Parses and checks a format file.
-    pub fn parse(file: &str, text: &str) -> Result<Grammar, Error> {
+    pub fn parse(file: &str, text: &str) -> Result<Rules, Error> {
         let mut pairs =
             TdgParser::parse(Rule_::file, text).map_err(|e| syntax_error(file, text, e))?;
         let top = pairs.next().expect("the file rule");
@@ -151,7 +151,7 @@ impl Grammar {
                 rules.push(rule(file, p)?);
             }
         }
-        let g = Grammar {
+        let g = Rules {
             file: file.to_string(),
             rules,
         };
