@@ -56,7 +56,7 @@ extern "C" {
  * artifact's default) are those of tooldec_matcher_new; `rollback` is the
  * matcher's rollback capacity (0 unless the caller rolls back through
  * tooldec_llama_sampler_matcher). `n_vocab` is the model's logits size
- * (llama_vocab_n_tokens): it must be at least the artifact's vocab size;
+ * (llama_vocab_n_tokens): it must be at least the artifact's mask width;
  * ids the artifact does not know are never allowed.
  *
  * Returns NULL on failure, with a message in `err` (`err_len` bytes; may

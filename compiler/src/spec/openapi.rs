@@ -312,14 +312,16 @@ impl<'a> Cx<'a> {
                     }
                 }
             }
-            _ => return Err(spec_err(
-                set,
-                &p.at,
-                &format!(
+            _ => {
+                return Err(spec_err(
+                    set,
+                    &p.at,
+                    &format!(
                     "the parameter {:?} has no \"schema\" (nor a \"content\" with one media type)",
                     p.name
                 ),
-            )),
+                ))
+            }
         };
         let mut s = self.schema(schema, &schema_at, defs)?;
         if let (Value::Object(so), Some(Value::String(d))) = (&mut s, p.value.get("description")) {
