@@ -83,9 +83,13 @@ if [ -n "${TOOLDEC_DATA:-}" ]; then
   DATA="$(cd "$ROOT" && cd "$TOOLDEC_DATA" 2>/dev/null && pwd || true)"
 fi
 if [ -n "${TOOLDEC_DATA:-}" ] && { [ -z "$DATA" ] || [ ! -f "$DATA/tokenizers/qwen2.5/tokenizer.json" ]; }; then
-  # A checkout without the data: the real-tokenizer tests say so and skip.
-  echo "TOOLDEC_DATA=$TOOLDEC_DATA has no tokenizers/qwen2.5/tokenizer.json: the real-tokenizer tests skip" >&2
-  DATA=""
+  # The project's data rule (testkit/src/data.rs): unset, the real-data
+  # tests say so and skip; set, missing data is a failure, never a skip.
+  echo "TOOLDEC_DATA=$TOOLDEC_DATA has no tokenizers/qwen2.5/tokenizer.json (unset TOOLDEC_DATA to skip the real-tokenizer tests)" >&2
+  exit 1
+fi
+if [ -z "${TOOLDEC_DATA:-}" ]; then
+  echo "TOOLDEC_DATA unset: the real-tokenizer tests skip" >&2
 fi
 if [ -n "$DATA" ]; then
   compile "$ART/weather-qwen.tdm" --format hermes \
