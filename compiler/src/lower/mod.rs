@@ -19,7 +19,8 @@ use crate::automaton::region;
 use crate::spec::ToolSet;
 use crate::vocab::Vocab;
 use crate::{Error, ErrorKind, Options};
-use json::Lowering;
+use call_format::Encoding;
+use json::{Lowering, Spelling};
 
 /// The whole grammar of a tool set as an [`Expr`], with its entry rules
 /// and the special tokens it uses.
@@ -35,6 +36,14 @@ pub fn lower(set: &ToolSet, opts: &Options, vocab: &Vocab) -> Result<call_format
         groups.entry(k).or_default().push(i as u32);
     }
     let mut seen: HashMap<&str, Expr> = HashMap::new();
+    let mut group_of: HashMap<&str, usize> = HashMap::new();
+    let group_index: Vec<usize> = keys
+        .iter()
+        .map(|k| {
+            let next = group_of.len();
+            *group_of.entry(k.as_str()).or_insert(next)
+        })
+        .collect();
     for (i, key) in keys.iter().enumerate() {
         let e = match seen.get(key.as_str()) {
             Some(e) => e.clone(),
@@ -50,14 +59,61 @@ pub fn lower(set: &ToolSet, opts: &Options, vocab: &Vocab) -> Result<call_format
         };
         args.push(e);
     }
-    let mut positional = |i: usize| lowering.tool_positional(i);
+    // One lowering per spelling, each with its own memo of machines.
+    let mut spelled: Vec<(String, Lowering)> = Vec::new();
+    let mut encode = |i: usize, enc: &Encoding| -> Result<Expr, Error> {
+        let (key, spelling) = match enc {
+            Encoding::Positional => return lowering.tool_positional(i),
+            Encoding::Python => ("python".to_string(), Spelling::Python),
+            Encoding::Gemma { quote, quote_text } => (
+                format!("gemma {quote_text}"),
+                Spelling::Gemma {
+                    quote: quote.clone(),
+                    quote_text: quote_text.clone(),
+                },
+            ),
+            Encoding::Xml {
+                open,
+                mid_string,
+                mid_other,
+                close,
+                stop,
+            } => (
+                format!("xml {open:?} {mid_string:?} {mid_other:?} {close:?}"),
+                Spelling::Xml {
+                    open: open.clone(),
+                    mid_string: mid_string.clone(),
+                    mid_other: mid_other.clone(),
+                    close: close.clone(),
+                    stop: stop.clone(),
+                },
+            ),
+        };
+        let k = match spelled.iter().position(|(k, _)| *k == key) {
+            Some(k) => k,
+            None => {
+                spelled.push((key, Lowering::spelled(set, opts.json, spelling)));
+                spelled.len() - 1
+            }
+        };
+        spelled[k].1.tool_arguments(i)
+    };
     let mut parts = call_format::ToolParts {
         names: set.tools.iter().map(|t| t.name.clone()).collect(),
+        groups: group_index,
         args,
-        positional: &mut positional,
+        encode: &mut encode,
     };
     let mut lowered = call_format::lower(&opts.format, &mut parts, vocab)?;
-    lowered.relaxed = std::mem::take(&mut lowering.relaxed);
+    let mut relaxed = std::mem::take(&mut lowering.relaxed);
+    for (_, l) in &mut spelled {
+        for line in l.relaxed.drain(..) {
+            if !relaxed.contains(&line) {
+                relaxed.push(line);
+            }
+        }
+    }
+    lowered.relaxed = relaxed;
     Ok(lowered)
 }
 

@@ -6,17 +6,18 @@
 //! vocabulary; and, when there are several entry rules, joins them under
 //! reserved selector bytes so one DFA holds them all (see [`ENTRY_ESCAPE`]).
 
+mod shipped;
 pub mod syntax;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
-use std::rc::Rc;
 
 use crate::automaton::expr::{self, Expr};
 use crate::automaton::region::Tag;
 use crate::error::{Error, ErrorKind};
 use crate::vocab::{Token, Vocab};
-pub use syntax::{Node, Part, Pos, Rules};
+pub use shipped::SHIPPED;
+pub use syntax::{Node, Part, Pos, Rules, Xml};
 
 /// First byte of a special token's reserved byte string in the grammar:
 /// `0xFF` then the token id as three big-endian bytes. `0xFF` never occurs
@@ -29,40 +30,6 @@ pub const SPECIAL_ESCAPE: u8 = 0xFF;
 pub const ENTRY_ESCAPE: u8 = 0xFE;
 /// Most entry rules in one format.
 pub const MAX_ENTRIES: usize = 64;
-
-/// The formats shipped with the compiler: name, file, text.
-pub const SHIPPED: &[(&str, &str, &str)] = &[
-    (
-        "react",
-        "grammars/formats/react.tdg",
-        include_str!("../../../../grammars/formats/react.tdg"),
-    ),
-    (
-        "hermes",
-        "grammars/formats/hermes.tdg",
-        include_str!("../../../../grammars/formats/hermes.tdg"),
-    ),
-    (
-        "llama3",
-        "grammars/formats/llama3.tdg",
-        include_str!("../../../../grammars/formats/llama3.tdg"),
-    ),
-    (
-        "mistral",
-        "grammars/formats/mistral.tdg",
-        include_str!("../../../../grammars/formats/mistral.tdg"),
-    ),
-    (
-        "json",
-        "grammars/formats/json.tdg",
-        include_str!("../../../../grammars/formats/json.tdg"),
-    ),
-    (
-        "toolken",
-        "grammars/formats/toolken.tdg",
-        include_str!("../../../../grammars/formats/toolken.tdg"),
-    ),
-];
 
 /// The reserved byte string of special token `id`.
 pub fn special_marker(id: u32) -> [u8; 4] {
@@ -149,14 +116,46 @@ impl CallFormat {
     }
 }
 
+/// How a tool's arguments are written, other than as a JSON object.
+#[derive(Debug, Clone)]
+pub(crate) enum Encoding {
+    /// `args_positional`.
+    Positional,
+    /// `args_python`.
+    Python,
+    /// `args_gemma`, its string quote resolved against the vocabulary.
+    Gemma {
+        /// The quote (`<|"|>`'s marker or text).
+        quote: Expr,
+        /// The quote's text, which a string never contains.
+        quote_text: String,
+    },
+    /// `args_xml(...)`, its wrappers lowered.
+    Xml {
+        /// Before the key.
+        open: Expr,
+        /// Between key and raw string value.
+        mid_string: Expr,
+        /// Between key and JSON value.
+        mid_other: Expr,
+        /// After the value.
+        close: Expr,
+        /// What a raw string value never contains.
+        stop: String,
+    },
+}
+
 /// What a tool block needs of one tool.
 pub(crate) struct ToolParts<'a> {
     /// The tools' names, in tool order.
     pub names: Vec<String>,
-    /// Each tool's argument machine (tools with equal schemas share one).
+    /// Each tool's group: tools with equal schemas share one group, and so
+    /// every argument machine.
+    pub groups: Vec<usize>,
+    /// Each tool's argument machine as a JSON object.
     pub args: Vec<Expr>,
-    /// Each tool's positional arguments, built on first use.
-    pub positional: &'a mut dyn FnMut(usize) -> Result<Expr, Error>,
+    /// Tool `i`'s arguments in another encoding, built once per group.
+    pub encode: &'a mut dyn FnMut(usize, &Encoding) -> Result<Expr, Error>,
 }
 
 /// A lowered format.
@@ -178,7 +177,8 @@ struct Lower<'a, 'b> {
     eos: &'a [u32],
     used: BTreeSet<u32>,
     rules: HashMap<String, Expr>,
-    positional: HashMap<usize, Expr>,
+    /// Encoded arguments by (group, the encoding part's place in the file).
+    encoded: HashMap<(usize, Pos), Expr>,
     /// The rule being lowered, for the regions of its free text.
     rule: String,
 }
@@ -208,7 +208,7 @@ pub(crate) fn lower(
         eos: &vocab.eos,
         used: BTreeSet::new(),
         rules: HashMap::new(),
-        positional: HashMap::new(),
+        encoded: HashMap::new(),
         rule: String::new(),
     };
     let entries: Vec<&syntax::Rule> = g.entries().collect();
@@ -363,24 +363,47 @@ impl Lower<'_, '_> {
                             .into_bytes(),
                     ),
                     Part::Args => self.tools.args[i].clone(),
-                    Part::ArgsPositional => {
-                        if let Some(e) = self.positional.get(&i) {
-                            e.clone()
-                        } else {
-                            let e = Expr::shared(Expr::tag(
-                                Tag::Args {
-                                    tools: vec![i as u32],
-                                },
-                                (self.tools.positional)(i)?,
-                            ));
-                            self.positional.insert(i, e.clone());
-                            e
-                        }
+                    Part::ArgsPositional => self.encoded(i, *pos, &Encoding::Positional)?,
+                    Part::ArgsPython => self.encoded(i, *pos, &Encoding::Python)?,
+                    Part::ArgsGemma => {
+                        let quote_text = "<|\"|>".to_string();
+                        let quote = self.node(&Node::Token(quote_text.clone(), *pos), None)?;
+                        self.encoded(i, *pos, &Encoding::Gemma { quote, quote_text })?
                     }
+                    Part::ArgsXml => unreachable!("args_xml is a Node::Xml"),
                 }
+            }
+            Node::Xml(x, pos) => {
+                let Some(i) = tool else {
+                    return Err(self.err(*pos, "`args_xml` outside `tool { }`"));
+                };
+                let enc = Encoding::Xml {
+                    open: self.node(&x.open, None)?,
+                    mid_string: self.node(&x.mid_string, None)?,
+                    mid_other: self.node(&x.mid_other, None)?,
+                    close: self.node(&x.close, None)?,
+                    stop: x.stop().unwrap_or_default(),
+                };
+                self.encoded(i, *pos, &enc)?
             }
             Node::Tool(body, pos) => self.tool_block(body, *pos)?,
         })
+    }
+
+    /// Tool `i`'s arguments in `enc`, the encoding part at `pos`: built once
+    /// per group of tools with equal schemas.
+    fn encoded(&mut self, i: usize, pos: Pos, enc: &Encoding) -> Result<Expr, Error> {
+        let group = self.tools.groups[i];
+        if let Some(e) = self.encoded.get(&(group, pos)) {
+            return Ok(e.clone());
+        }
+        let tools = (0..self.tools.groups.len())
+            .filter(|&j| self.tools.groups[j] == group)
+            .map(|j| j as u32)
+            .collect();
+        let e = Expr::shared(Expr::tag(Tag::Args { tools }, (self.tools.encode)(i, enc)?));
+        self.encoded.insert((group, pos), e.clone());
+        Ok(e)
     }
 
     /// `tool { body }`: a trie over the tools' names when the body is a
@@ -416,19 +439,9 @@ impl Lower<'_, '_> {
         let rest_names = rest
             .iter()
             .any(|x| syntax::uses(x, |p| matches!(p, Part::Name | Part::NameJson)));
-        let rest_positional = rest
-            .iter()
-            .any(|x| syntax::uses(x, |p| p == Part::ArgsPositional));
-        // Tools whose rest would be identical share one copy of it.
-        let rest_keys: Vec<(usize, usize)> = (0..n)
-            .map(|i| {
-                let args_id = match &self.tools.args[i] {
-                    Expr::Shared(rc) => Rc::as_ptr(rc) as usize,
-                    _ => usize::MAX - i,
-                };
-                (args_id, if rest_positional { i } else { 0 })
-            })
-            .collect();
+        // Tools whose rest would be identical (equal schemas) share one copy
+        // of it.
+        let rest_keys: Vec<(usize, usize)> = (0..n).map(|i| (self.tools.groups[i], 0)).collect();
         let mut sharing: HashMap<(usize, usize), Vec<u32>> = HashMap::new();
         for (i, k) in rest_keys.iter().enumerate() {
             sharing.entry(*k).or_default().push(i as u32);

@@ -15,13 +15,25 @@
 //! | `special("<T>")` | the special token named `<T>`, by id only; never its text |
 //! | `token("<tool_call>")` | the special token if the vocabulary has one by that name, else the text |
 //! | `text()`, `text_except(t, ...)` | free text; with triggers (strings, `special`, `token`), text that contains none of them (for a special token, not its name spelled as text either, so decoded output stays unambiguous) |
-//! | `tool { ... }` | one tool of the list; inside, `name`, `name_json`, `args`, `args_positional` are that tool's |
+//! | `tool { ... }` | one tool of the list; inside, `name`, `name_json` and the argument encodings below are that tool's |
+//!
+//! Rule names are identifiers that may have inner hyphens (`think-auto`).
 //!
 //! Inside `tool { }`: `name` is the tool name as is, `name_json` the name as
-//! a JSON string, `args` its arguments as a JSON object under its schema, and
-//! `args_positional` its arguments as comma-separated JSON values (required
-//! parameters first, each group in the schema's order; trailing optional
-//! ones may be left out).
+//! a JSON string; the arguments are written in one of these encodings, each
+//! holding every constraint of the tool's JSON Schema:
+//!
+//! | part | the arguments as |
+//! |---|---|
+//! | `args` | a JSON object |
+//! | `args_positional` | comma-separated JSON values (required parameters first, each group in the schema's order; trailing optional ones may be left out) |
+//! | `args_python` | Python keyword arguments `k=V, k2=V2` of Python literals: strings `'...'` or `"..."` with Python's escapes, `True`/`False`/`None`, lists, dicts with string keys |
+//! | `args_gemma` | Gemma 4's object `{k:V,k2:V2}`: bare keys, strings between `token("<\|\"\|>")` quotes with their text as is, JSON numbers, `true`/`false`/`null`, `[...]`, `{...}` |
+//! | `args_xml(OPEN, MID, CLOSE)` | one `OPEN key MID value CLOSE` per parameter, in the schema's order (optional ones may be left out): a string value as raw text, no quotes, no escapes, never containing CLOSE's tag (CLOSE trimmed of whitespace); any other value as JSON |
+//! | `args_xml(OPEN, MID_STRING, MID_OTHER, CLOSE)` | the same, with `MID_STRING` after the key of a raw string value and `MID_OTHER` after that of a JSON value (DSML's `string="true"`/`"false"`) |
+//!
+//! The arguments of `args_xml` are expressions without tool parts: strings,
+//! `token(...)`, sequences in parentheses.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -39,7 +51,7 @@ mod parser {
 use parser::TdgParser;
 
 /// A line and column (1-based) in a format file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Pos {
     /// The line, from 1.
     pub line: usize,
@@ -66,6 +78,8 @@ pub enum Node {
     Tool(Box<Node>, Pos),
     /// A part of the tool in a tool block.
     Part(Part, Pos),
+    /// The tool's arguments as XML-style parameters (`args_xml(...)`).
+    Xml(Box<Xml>, Pos),
     /// Another rule, by name.
     Ref(String, Pos),
     /// Each in turn.
@@ -87,6 +101,12 @@ pub enum Part {
     Args,
     /// The tool's arguments by position (`args_positional`).
     ArgsPositional,
+    /// The tool's arguments as Python keyword arguments (`args_python`).
+    ArgsPython,
+    /// The tool's arguments as a Gemma 4 object (`args_gemma`).
+    ArgsGemma,
+    /// The tool's arguments as XML-style parameters ([`Node::Xml`]).
+    ArgsXml,
 }
 
 impl Part {
@@ -97,7 +117,49 @@ impl Part {
             Part::NameJson => "name_json",
             Part::Args => "args",
             Part::ArgsPositional => "args_positional",
+            Part::ArgsPython => "args_python",
+            Part::ArgsGemma => "args_gemma",
+            Part::ArgsXml => "args_xml",
         }
+    }
+}
+
+/// The wrappers of `args_xml(...)`: each parameter is written as
+/// `open key mid value close`, `mid` being `mid_string` before a raw string
+/// value and `mid_other` before a JSON one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Xml {
+    /// Before the key.
+    pub open: Node,
+    /// Between the key and a raw string value.
+    pub mid_string: Node,
+    /// Between the key and a JSON value (the same as `mid_string` when
+    /// `args_xml` has three arguments).
+    pub mid_other: Node,
+    /// After the value.
+    pub close: Node,
+}
+
+impl Xml {
+    /// The text a raw string value may never contain: `close`'s first
+    /// literal or token, trimmed of whitespace (`</parameter>` of
+    /// `"\n</parameter>\n"`), which is where a parser ends the value.
+    /// `None` when `close` begins with no text.
+    pub fn stop(&self) -> Option<String> {
+        fn first(n: &Node) -> Option<String> {
+            match n {
+                Node::Lit(s) if s.trim().is_empty() => None,
+                Node::Lit(s) => Some(s.trim().to_string()),
+                Node::Token(s, _) | Node::Special(s, _) => Some(s.clone()),
+                Node::Seq(v) => v.iter().find_map(first),
+                _ => None,
+            }
+        }
+        first(&self.close)
+    }
+
+    fn parts(&self) -> [&Node; 4] {
+        [&self.open, &self.mid_string, &self.mid_other, &self.close]
     }
 }
 
@@ -130,6 +192,9 @@ const KEYWORDS: &[&str] = &[
     "name_json",
     "args",
     "args_positional",
+    "args_python",
+    "args_gemma",
+    "args_xml",
     "special",
     "token",
     "text",
@@ -253,6 +318,26 @@ impl Rules {
                     format!("`{}` is only defined inside `tool {{ ... }}`", p.keyword()),
                 ))
             }
+            Node::Xml(_, pos) if !in_tool => {
+                return Err(self.err(*pos, "`args_xml` is only defined inside `tool { ... }`"))
+            }
+            Node::Xml(x, pos) => {
+                for n in x.parts() {
+                    if has_parts(n) || !refs_none(n) {
+                        return Err(self.err(
+                            *pos,
+                            "the arguments of args_xml(...) are strings and tokens, not tool parts or rules",
+                        ));
+                    }
+                    self.check_node(n, false)?;
+                }
+                if x.stop().is_none() {
+                    return Err(self.err(
+                        *pos,
+                        "the last argument of args_xml(...) must begin with the text (or token) that ends a value",
+                    ));
+                }
+            }
             Node::Tool(body, pos) => {
                 if in_tool {
                     return Err(self.err(*pos, "`tool { }` inside `tool { }`"));
@@ -340,6 +425,13 @@ impl Rules {
     }
 }
 
+/// Whether `n` refers to no rule.
+fn refs_none(n: &Node) -> bool {
+    let mut none = true;
+    refs(n, &mut |_, _| none = false);
+    none
+}
+
 /// Every rule reference in `n`.
 fn refs<'a>(n: &'a Node, f: &mut impl FnMut(&'a str, Pos)) {
     match n {
@@ -354,6 +446,7 @@ fn refs<'a>(n: &'a Node, f: &mut impl FnMut(&'a str, Pos)) {
 pub fn uses(n: &Node, want: fn(Part) -> bool) -> bool {
     match n {
         Node::Part(p, _) => want(*p),
+        Node::Xml(..) => want(Part::ArgsXml),
         Node::Tool(b, _) | Node::Repeat(b, ..) => uses(b, want),
         Node::Seq(v) | Node::Alt(v) => v.iter().any(|x| uses(x, want)),
         _ => false,
@@ -431,6 +524,22 @@ fn print(n: &Node, out: &mut String, outer: u8) {
             (3, s)
         }
         Node::Part(p, _) => (3, p.keyword().to_string()),
+        Node::Xml(x, _) => {
+            let mut s = String::from("args_xml(");
+            let mut args = vec![&x.open, &x.mid_string];
+            if x.mid_other != x.mid_string {
+                args.push(&x.mid_other);
+            }
+            args.push(&x.close);
+            for (i, a) in args.into_iter().enumerate() {
+                if i > 0 {
+                    s.push_str(", ");
+                }
+                print(a, &mut s, 0);
+            }
+            s.push(')');
+            (3, s)
+        }
         Node::Ref(r, _) => (3, r.clone()),
     };
     if own < outer {
@@ -599,6 +708,8 @@ fn atom(file: &str, p: Pair<'_, Rule_>) -> Result<Node, Error> {
                 "name" => Part::Name,
                 "name_json" => Part::NameJson,
                 "args" => Part::Args,
+                "args_python" => Part::ArgsPython,
+                "args_gemma" => Part::ArgsGemma,
                 _ => Part::ArgsPositional,
             },
             pos,
@@ -629,6 +740,7 @@ fn atom(file: &str, p: Pair<'_, Rule_>) -> Result<Node, Error> {
                         Node::Token(s.clone(), pos)
                     }
                 }
+                "args_xml" => xml(file, pos, args)?,
                 "text" if !args.is_empty() => {
                     return Err(at(
                         file,
@@ -648,6 +760,33 @@ fn atom(file: &str, p: Pair<'_, Rule_>) -> Result<Node, Error> {
         }
         r => unreachable!("atom {r:?}"),
     })
+}
+
+/// `args_xml(OPEN, MID, CLOSE)` or `args_xml(OPEN, MID_STRING, MID_OTHER, CLOSE)`.
+fn xml(file: &str, pos: Pos, args: Vec<Node>) -> Result<Node, Error> {
+    let mut it = args.into_iter();
+    let x = match (it.next(), it.next(), it.next(), it.next(), it.next()) {
+        (Some(open), Some(mid), Some(close), None, None) => Xml {
+            open,
+            mid_string: mid.clone(),
+            mid_other: mid,
+            close,
+        },
+        (Some(open), Some(mid_string), Some(mid_other), Some(close), None) => Xml {
+            open,
+            mid_string,
+            mid_other,
+            close,
+        },
+        _ => {
+            return Err(at(
+                file,
+                pos,
+                "args_xml takes (OPEN, MID, CLOSE) or (OPEN, MID_STRING, MID_OTHER, CLOSE)",
+            ))
+        }
+    };
+    Ok(Node::Xml(Box::new(x), pos))
 }
 
 fn unescape(file: &str, pos: Pos, s: &str) -> Result<String, Error> {
@@ -742,9 +881,11 @@ fn describe(r: &Rule_) -> &'static str {
         Rule_::escape => "an escape (\\n \\t \\r \\\" \\\\ \\0 \\/ \\u{...})",
         Rule_::class => "a character class",
         Rule_::regex => "a /regex/",
-        Rule_::call | Rule_::function => "special(...), token(...), text() or text_except(...)",
+        Rule_::call | Rule_::function => {
+            "special(...), token(...), text(), text_except(...) or args_xml(...)"
+        }
         Rule_::tool_block => "tool { ... }",
-        Rule_::tool_part => "name, name_json, args or args_positional",
+        Rule_::tool_part => "name, name_json, args, args_positional, args_python or args_gemma",
         Rule_::reference => "a rule name",
         _ => "more input",
     }

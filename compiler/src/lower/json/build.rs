@@ -8,6 +8,7 @@ use crate::automaton::region::Tag;
 use serde_json::Value;
 
 use super::flat::{self, Extra, Flat};
+use super::spelling::Spelling;
 use super::text::{json_number, json_string};
 use super::{Lowering, Sub};
 use crate::automaton::expr::{self, Expr};
@@ -56,7 +57,7 @@ impl<'a> Lowering<'a> {
                 }
                 seen.push(*v);
                 lit_kinds |= flat::kind_of(v);
-                alts.push(self.literal(v));
+                alts.push(self.xml_mid(flat::kind_of(v), self.literal(v, depth), depth));
             }
             if alts.is_empty() {
                 return Ok(nothing());
@@ -87,22 +88,26 @@ impl<'a> Lowering<'a> {
         }
         let mut alts = Vec::new();
         if f.kinds & flat::NULL != 0 {
-            alts.push(Expr::lit("null"));
+            alts.push(self.xml_mid(flat::NULL, self.spelling.null(), depth));
         }
         if f.kinds & flat::BOOL != 0 {
-            alts.push(Expr::alt([Expr::lit("true"), Expr::lit("false")]));
+            alts.push(self.xml_mid(flat::BOOL, self.spelling.bools(), depth));
         }
         if f.kinds & (flat::INT | flat::FRAC) != 0 {
-            alts.push(self.numbers(f)?);
+            let e = self.numbers(f)?;
+            alts.push(self.xml_mid(flat::INT, e, depth));
         }
         if f.kinds & flat::STR != 0 {
-            alts.push(self.strings(f)?);
+            let e = self.strings(f, depth)?;
+            alts.push(self.xml_mid(flat::STR, e, depth));
         }
         if f.kinds & flat::ARR != 0 {
-            alts.push(self.array(f, depth)?);
+            let e = self.array(f, depth)?;
+            alts.push(self.xml_mid(flat::ARR, e, depth));
         }
         if f.kinds & flat::OBJ != 0 {
-            alts.push(self.object(f, depth)?);
+            let e = self.object(f, depth)?;
+            alts.push(self.xml_mid(flat::OBJ, e, depth));
         }
         alts.retain(|e| !is_nothing(e));
         Ok(if alts.is_empty() {
@@ -112,9 +117,23 @@ impl<'a> Lowering<'a> {
         })
     }
 
-    /// One JSON value as text, with the machine's whitespace between its
-    /// tokens. An integral number is also accepted as `N.0`.
-    fn literal(&self, v: &Value) -> Expr {
+    /// Under XML-style parameters, a top-level property's value `e` of
+    /// `kind` with what separates it from the key (`string="true"` or
+    /// `"false"` in DSML); `e` elsewhere.
+    fn xml_mid(&self, kind: u8, e: Expr, depth: usize) -> Expr {
+        match &self.spelling {
+            _ if depth != 1 || is_nothing(&e) => e,
+            Spelling::Xml { mid_string, .. } if kind == flat::STR => {
+                Expr::seq([mid_string.clone(), e])
+            }
+            Spelling::Xml { mid_other, .. } => Expr::seq([mid_other.clone(), e]),
+            _ => e,
+        }
+    }
+
+    /// One value as text in this spelling, with the machine's whitespace
+    /// between its tokens. An integral number is also accepted as `N.0`.
+    fn literal(&self, v: &Value, depth: usize) -> Expr {
         match v {
             Value::Number(n) => {
                 let mut texts = vec![n.to_string()];
@@ -137,7 +156,7 @@ impl<'a> Lowering<'a> {
                     if i > 0 {
                         parts.extend([self.ws(), Expr::lit(","), self.ws()]);
                     }
-                    parts.push(self.literal(x));
+                    parts.push(self.literal(x, depth + 1));
                 }
                 parts.extend([self.ws(), Expr::lit("]")]);
                 Expr::seq(parts)
@@ -148,14 +167,15 @@ impl<'a> Lowering<'a> {
                     if i > 0 {
                         parts.extend([self.ws(), Expr::lit(","), self.ws()]);
                     }
-                    let key = serde_json::to_string(k).unwrap_or_default();
-                    parts.extend([Expr::lit(&key), self.ws(), Expr::lit(":"), self.ws()]);
-                    parts.push(self.literal(x));
+                    parts.extend([self.spelling.key(k), self.ws(), Expr::lit(":"), self.ws()]);
+                    parts.push(self.literal(x, depth + 1));
                 }
                 parts.extend([self.ws(), Expr::lit("}")]);
                 Expr::seq(parts)
             }
-            other => Expr::lit(&other.to_string()),
+            Value::String(s) => self.spelling.string(s, depth),
+            Value::Bool(b) => self.spelling.boolean(*b),
+            Value::Null => self.spelling.null(),
         }
     }
 
@@ -245,7 +265,22 @@ impl<'a> Lowering<'a> {
         self.intersect(parts, &f.at)
     }
 
-    fn strings(&mut self, f: &Flat<'a>) -> Result<Expr, Error> {
+    fn strings(&mut self, f: &Flat<'a>, depth: usize) -> Result<Expr, Error> {
+        let e = self.json_strings(f)?;
+        if is_nothing(&e) {
+            return Ok(e);
+        }
+        self.spelling.strings(e, depth).map_err(|l| {
+            self.err(
+                ErrorKind::Limit,
+                &f.at,
+                &format!("spelling the string in this argument encoding: {l}"),
+            )
+        })
+    }
+
+    /// The strings of `f` as quoted, canonical JSON.
+    fn json_strings(&mut self, f: &Flat<'a>) -> Result<Expr, Error> {
         let mut parts = Vec::new();
         for (p, at) in &f.patterns {
             match value::pattern_content(p) {
@@ -286,12 +321,15 @@ impl<'a> Lowering<'a> {
     pub(crate) fn any_value(&mut self, depth: usize) -> Expr {
         while self.any.len() <= depth {
             let d = self.any.len();
+            let string = self
+                .spelling
+                .strings(json_string(), 2)
+                .unwrap_or_else(|_| json_string());
             let scalars = [
-                Expr::lit("null"),
-                Expr::lit("true"),
-                Expr::lit("false"),
+                self.spelling.null(),
+                self.spelling.bools(),
                 json_number(),
-                json_string(),
+                string,
             ];
             let mut alts: Vec<Expr> = scalars.into();
             if d > 0 {
@@ -307,8 +345,11 @@ impl<'a> Lowering<'a> {
                     self.ws(),
                     Expr::lit("]"),
                 ]));
-                let member =
-                    Expr::seq([json_string(), self.ws(), Expr::lit(":"), self.ws(), inner]);
+                let key = self
+                    .spelling
+                    .keys(json_string())
+                    .unwrap_or_else(|_| json_string());
+                let member = Expr::seq([key, self.ws(), Expr::lit(":"), self.ws(), inner]);
                 alts.push(Expr::seq([
                     Expr::lit("{"),
                     self.ws(),
@@ -328,6 +369,11 @@ impl<'a> Lowering<'a> {
     /// The values satisfying all of `subs` (any value when empty).
     fn all_of(&mut self, subs: &[Sub<'a>], depth: usize) -> Result<Expr, Error> {
         if subs.is_empty() {
+            if depth == 1 && matches!(self.spelling, Spelling::Xml { .. }) {
+                // A free top-level parameter: its kinds get their own
+                // separators from the key.
+                return self.build(&Flat::any(""), depth);
+            }
             let d = self.opts.any_depth;
             return Ok(self.any_value(d));
         }
@@ -463,7 +509,13 @@ impl<'a> Lowering<'a> {
 
     fn object(&mut self, f: &Flat<'a>, depth: usize) -> Result<Expr, Error> {
         let plan = self.object_plan(f, depth)?;
-        let sep = Expr::shared(Expr::seq([self.ws(), Expr::lit(","), self.ws()]));
+        // The arguments themselves as keyword arguments or XML parameters.
+        let top = depth == 0 && self.spelling.top_form();
+        let sep = if top && matches!(self.spelling, Spelling::Xml { .. }) {
+            Expr::Empty
+        } else {
+            Expr::shared(Expr::seq([self.ws(), Expr::lit(","), self.ws()]))
+        };
         let mut members: Vec<(Expr, bool)> = Vec::new();
         for n in &plan.names {
             let is_required = plan.required.contains(n);
@@ -474,7 +526,9 @@ impl<'a> Lowering<'a> {
                 None => {}
             }
         }
-        let extra = if plan.extras_allowed {
+        // Keyword arguments and XML parameters have no spelling for a name
+        // nobody declared: such objects are closed there (a subset).
+        let extra = if plan.extras_allowed && !top {
             self.extra_member(f, &plan.names, depth)?
         } else {
             None
@@ -495,6 +549,9 @@ impl<'a> Lowering<'a> {
         };
         if is_nothing(&body) {
             return Ok(nothing());
+        }
+        if top {
+            return Ok(body);
         }
         Ok(Expr::seq([
             Expr::lit("{"),
@@ -570,28 +627,49 @@ impl<'a> Lowering<'a> {
         if is_nothing(&value) {
             return Ok(None);
         }
-        let key = serde_json::to_string(n).unwrap_or_default();
         let ty = crate::automaton::region::schema_type(
             &subs.iter().map(|s| s.schema).collect::<Vec<_>>(),
         );
-        Ok(Some(Expr::shared(Expr::seq([
+        let key = |e: Expr| {
             Expr::tag(
                 Tag::Key {
                     name: n.to_string(),
                 },
-                Expr::Bytes(key.into_bytes()),
-            ),
-            self.ws(),
-            Expr::lit(":"),
-            self.ws(),
-            Expr::tag(
-                Tag::Value {
-                    name: n.to_string(),
-                    ty,
-                },
+                e,
+            )
+        };
+        let value = Expr::tag(
+            Tag::Value {
+                name: n.to_string(),
+                ty,
+            },
+            value,
+        );
+        let top = depth == 0 && self.spelling.top_form();
+        let member = match &self.spelling {
+            Spelling::Python if top => {
+                if !is_identifier(n) {
+                    return Err(self.err(
+                        ErrorKind::Unsupported,
+                        &f.at,
+                        &format!("the parameter {n:?} is not a Python identifier, so it cannot be a keyword argument"),
+                    ));
+                }
+                Expr::seq([key(Expr::lit(n)), Expr::lit("="), value])
+            }
+            // The value carries its separator from the key (`xml_mid`).
+            Spelling::Xml { open, close, .. } if top => {
+                Expr::seq([open.clone(), key(Expr::lit(n)), value, close.clone()])
+            }
+            _ => Expr::seq([
+                key(self.spelling.key(n)),
+                self.ws(),
+                Expr::lit(":"),
+                self.ws(),
                 value,
-            ),
-        ]))))
+            ]),
+        };
+        Ok(Some(Expr::shared(member)))
     }
 
     /// A member of any name but `names`, or `None` when no value fits the
@@ -614,14 +692,30 @@ impl<'a> Lowering<'a> {
         if is_nothing(&value) {
             return Ok(None);
         }
+        let key = self.spelling.keys(quoted(key_except(names))).map_err(|l| {
+            self.err(
+                ErrorKind::Limit,
+                &f.at,
+                &format!("spelling property names: {l}"),
+            )
+        })?;
         Ok(Some(Expr::shared(Expr::seq([
-            quoted(key_except(names)),
+            key,
             self.ws(),
             Expr::lit(":"),
             self.ws(),
             value,
         ]))))
     }
+}
+
+/// Whether `n` is a Python identifier (ASCII; no keyword check, since a
+/// schema naming a parameter `class` cannot be called either way).
+fn is_identifier(n: &str) -> bool {
+    let mut cs = n.chars();
+    cs.next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && cs.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// What every member of one object is checked against, built once per

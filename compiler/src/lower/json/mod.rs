@@ -20,6 +20,7 @@
 
 mod build;
 mod flat;
+mod spelling;
 mod text;
 
 use std::collections::HashMap;
@@ -27,6 +28,7 @@ use std::rc::Rc;
 
 use serde_json::Value;
 
+pub(crate) use spelling::Spelling;
 #[cfg(test)]
 pub use text::{json_integer, json_string};
 pub use text::{json_number, ws, MAX_INT_DIGITS};
@@ -113,11 +115,19 @@ pub struct Lowering<'a> {
     pub relaxed: Vec<String>,
     memo: HashMap<MemoKey, Expr>,
     any: Vec<Expr>,
+    /// How values are spelled (JSON unless an argument encoding says).
+    spelling: Spelling,
 }
 
 impl<'a> Lowering<'a> {
     pub fn new(set: &'a ToolSet, opts: JsonOptions) -> Self {
+        Lowering::spelled(set, opts, Spelling::Json)
+    }
+
+    /// A lowering that writes values as `spelling` says.
+    pub(crate) fn spelled(set: &'a ToolSet, opts: JsonOptions, spelling: Spelling) -> Self {
         Lowering {
+            spelling,
             set,
             opts,
             tool: 0,
@@ -154,6 +164,13 @@ impl<'a> Lowering<'a> {
         for mut f in alts {
             kinds |= f.kinds;
             f.kinds &= flat::OBJ;
+            if f.kinds != 0 && f.literals.is_some() && self.spelling.top_form() {
+                return Err(self.err(
+                    ErrorKind::Unsupported,
+                    &f.at,
+                    "enum or const on the whole arguments has no spelling as keyword arguments or XML parameters",
+                ));
+            }
             if f.kinds != 0 {
                 let e = self.build(&f, 0)?;
                 if !build::is_nothing(&e) {
@@ -278,9 +295,13 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    /// `[ \t\n\r]{0,max_ws}`.
+    /// `[ \t\n\r]{0,max_ws}`; none where the spelling takes none.
     pub fn ws(&self) -> Expr {
-        ws(self.opts.max_ws)
+        if self.spelling.spaced() {
+            ws(self.opts.max_ws)
+        } else {
+            Expr::Empty
+        }
     }
 
     /// The machine of the values that satisfy all of `subs`, shared
@@ -296,10 +317,14 @@ impl<'a> Lowering<'a> {
                 ),
             ));
         }
-        let key: MemoKey = subs
+        let mut key: MemoKey = subs
             .iter()
             .map(|s| (s.schema as *const Value as usize, s.stack.clone()))
             .collect();
+        // XML parameters spell a top-level value apart from a nested one.
+        if depth == 1 && matches!(self.spelling, Spelling::Xml { .. }) {
+            key.push((0, Rc::default()));
+        }
         if let Some(e) = self.memo.get(&key) {
             return Ok(e.clone());
         }

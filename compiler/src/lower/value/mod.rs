@@ -36,6 +36,15 @@ mod testutil;
 
 pub use multiple::{integer_multiple_of, number_multiple_of};
 pub use pattern::pattern_content;
+
+/// Canonical JSON's escape of character `c` (serde_json's spelling), or
+/// the character itself in UTF-8.
+pub(crate) fn json_escape_of(c: u32) -> Vec<u8> {
+    match string::json_escape(c) {
+        Some(e) => e.into_bytes(),
+        None => char::from_u32(c).map_or_else(Vec::new, |ch| ch.to_string().into_bytes()),
+    }
+}
 pub use range::{integer_bounds, integer_range, number_range, Bound};
 pub use string::length_content;
 pub use string_format::{format_is_exact, format_string};

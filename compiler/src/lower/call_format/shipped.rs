@@ -1,0 +1,36 @@
+//! The formats shipped with the compiler, each a `.tdg` file under
+//! `grammars/formats/` (see that file's header for its upstream reference).
+
+/// The formats shipped with the compiler: name, file, text.
+pub const SHIPPED: &[(&str, &str, &str)] = &[
+    (
+        "react",
+        "grammars/formats/react.tdg",
+        include_str!("../../../../grammars/formats/react.tdg"),
+    ),
+    (
+        "hermes",
+        "grammars/formats/hermes.tdg",
+        include_str!("../../../../grammars/formats/hermes.tdg"),
+    ),
+    (
+        "llama3",
+        "grammars/formats/llama3.tdg",
+        include_str!("../../../../grammars/formats/llama3.tdg"),
+    ),
+    (
+        "mistral",
+        "grammars/formats/mistral.tdg",
+        include_str!("../../../../grammars/formats/mistral.tdg"),
+    ),
+    (
+        "json",
+        "grammars/formats/json.tdg",
+        include_str!("../../../../grammars/formats/json.tdg"),
+    ),
+    (
+        "toolken",
+        "grammars/formats/toolken.tdg",
+        include_str!("../../../../grammars/formats/toolken.tdg"),
+    ),
+];
