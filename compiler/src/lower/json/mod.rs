@@ -727,3 +727,5 @@ fn percent_decode(s: &str) -> String {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod spelling_tests;
