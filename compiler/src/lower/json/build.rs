@@ -266,17 +266,36 @@ impl<'a> Lowering<'a> {
     }
 
     fn strings(&mut self, f: &Flat<'a>, depth: usize) -> Result<Expr, Error> {
+        // Unconstrained strings, the most common, are respelled once per
+        // place that spells them apart (a top-level XML value or not).
+        let plain = f.patterns.is_empty()
+            && f.min_len == 0
+            && f.max_len.is_none()
+            && f.formats.is_empty()
+            && !matches!(self.spelling, Spelling::Json);
+        let slot = usize::from(depth == 1);
+        if plain {
+            if let Some(e) = &self.plain_strings[slot] {
+                return Ok(e.clone());
+            }
+        }
         let e = self.json_strings(f)?;
         if is_nothing(&e) {
             return Ok(e);
         }
-        self.spelling.strings(e, depth).map_err(|l| {
+        let e = self.spelling.strings(e, depth).map_err(|l| {
             self.err(
                 ErrorKind::Limit,
                 &f.at,
                 &format!("spelling the string in this argument encoding: {l}"),
             )
-        })
+        })?;
+        if plain {
+            let e = Expr::shared(e);
+            self.plain_strings[slot] = Some(e.clone());
+            return Ok(e);
+        }
+        Ok(e)
     }
 
     /// The strings of `f` as quoted, canonical JSON.

@@ -117,6 +117,9 @@ pub struct Lowering<'a> {
     any: Vec<Expr>,
     /// How values are spelled (JSON unless an argument encoding says).
     spelling: Spelling,
+    /// Unconstrained strings in this spelling: nested, and as a top-level
+    /// value (which XML parameters write raw).
+    plain_strings: [Option<Expr>; 2],
 }
 
 impl<'a> Lowering<'a> {
@@ -128,6 +131,7 @@ impl<'a> Lowering<'a> {
     pub(crate) fn spelled(set: &'a ToolSet, opts: JsonOptions, spelling: Spelling) -> Self {
         Lowering {
             spelling,
+            plain_strings: [None, None],
             set,
             opts,
             tool: 0,
@@ -726,6 +730,6 @@ fn percent_decode(s: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod spelling_tests;
+#[cfg(test)]
+mod tests;
