@@ -33,4 +33,24 @@ pub const SHIPPED: &[(&str, &str, &str)] = &[
         "grammars/formats/toolken.tdg",
         include_str!("../../../../grammars/formats/toolken.tdg"),
     ),
+    (
+        "qwen3",
+        "grammars/formats/qwen3.tdg",
+        include_str!("../../../../grammars/formats/qwen3.tdg"),
+    ),
+    (
+        "qwen3-coder",
+        "grammars/formats/qwen3-coder.tdg",
+        include_str!("../../../../grammars/formats/qwen3-coder.tdg"),
+    ),
+    (
+        "glm-4.5",
+        "grammars/formats/glm-4.5.tdg",
+        include_str!("../../../../grammars/formats/glm-4.5.tdg"),
+    ),
+    (
+        "glm-4.7",
+        "grammars/formats/glm-4.7.tdg",
+        include_str!("../../../../grammars/formats/glm-4.7.tdg"),
+    ),
 ];
