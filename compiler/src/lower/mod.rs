@@ -20,7 +20,7 @@ use crate::spec::ToolSet;
 use crate::vocab::Vocab;
 use crate::{Error, ErrorKind, Options};
 use call_format::Encoding;
-use json::{Lowering, Spelling};
+use json::Lowering;
 
 /// The whole grammar of a tool set as an [`Expr`], with its entry rules
 /// and the special tokens it uses.
@@ -62,37 +62,15 @@ pub fn lower(set: &ToolSet, opts: &Options, vocab: &Vocab) -> Result<call_format
     // One lowering per spelling, each with its own memo of machines.
     let mut spelled: Vec<(String, Lowering)> = Vec::new();
     let mut encode = |i: usize, enc: &Encoding| -> Result<Expr, Error> {
-        let (key, spelling) = match enc {
+        let spelling = match enc {
             Encoding::Positional => return lowering.tool_positional(i),
-            Encoding::Python => ("python".to_string(), Spelling::Python),
-            Encoding::Gemma { quote, quote_text } => (
-                format!("gemma {quote_text}"),
-                Spelling::Gemma {
-                    quote: quote.clone(),
-                    quote_text: quote_text.clone(),
-                },
-            ),
-            Encoding::Xml {
-                open,
-                mid_string,
-                mid_other,
-                close,
-                stop,
-            } => (
-                format!("xml {open:?} {mid_string:?} {mid_other:?} {close:?}"),
-                Spelling::Xml {
-                    open: open.clone(),
-                    mid_string: mid_string.clone(),
-                    mid_other: mid_other.clone(),
-                    close: close.clone(),
-                    stop: stop.clone(),
-                },
-            ),
+            Encoding::Spelled(s) => s,
         };
+        let key = format!("{spelling:?}");
         let k = match spelled.iter().position(|(k, _)| *k == key) {
             Some(k) => k,
             None => {
-                spelled.push((key, Lowering::spelled(set, opts.json, spelling)));
+                spelled.push((key, Lowering::spelled(set, opts.json, spelling.clone())));
                 spelled.len() - 1
             }
         };

@@ -15,6 +15,7 @@ use std::path::Path;
 use crate::automaton::expr::{self, Expr};
 use crate::automaton::region::Tag;
 use crate::error::{Error, ErrorKind};
+use crate::lower::json::Spelling;
 use crate::vocab::{Token, Vocab};
 pub use shipped::SHIPPED;
 pub use syntax::{Node, Part, Pos, Rules, Xml};
@@ -121,28 +122,9 @@ impl CallFormat {
 pub(crate) enum Encoding {
     /// `args_positional`.
     Positional,
-    /// `args_python`.
-    Python,
-    /// `args_gemma`, its string quote resolved against the vocabulary.
-    Gemma {
-        /// The quote (`<|"|>`'s marker or text).
-        quote: Expr,
-        /// The quote's text, which a string never contains.
-        quote_text: String,
-    },
-    /// `args_xml(...)`, its wrappers lowered.
-    Xml {
-        /// Before the key.
-        open: Expr,
-        /// Between key and raw string value.
-        mid_string: Expr,
-        /// Between key and JSON value.
-        mid_other: Expr,
-        /// After the value.
-        close: Expr,
-        /// What a raw string value never contains.
-        stop: String,
-    },
+    /// `args_python`, `args_gemma`, `args_xml(...)`: the arguments object
+    /// in another spelling.
+    Spelled(Spelling),
 }
 
 /// What a tool block needs of one tool.
@@ -364,11 +346,14 @@ impl Lower<'_, '_> {
                     ),
                     Part::Args => self.tools.args[i].clone(),
                     Part::ArgsPositional => self.encoded(i, *pos, &Encoding::Positional)?,
-                    Part::ArgsPython => self.encoded(i, *pos, &Encoding::Python)?,
+                    Part::ArgsPython => {
+                        self.encoded(i, *pos, &Encoding::Spelled(Spelling::Python))?
+                    }
                     Part::ArgsGemma => {
                         let quote_text = "<|\"|>".to_string();
                         let quote = self.node(&Node::Token(quote_text.clone(), *pos), None)?;
-                        self.encoded(i, *pos, &Encoding::Gemma { quote, quote_text })?
+                        let gemma = Spelling::Gemma { quote, quote_text };
+                        self.encoded(i, *pos, &Encoding::Spelled(gemma))?
                     }
                     Part::ArgsXml => unreachable!("args_xml is a Node::Xml"),
                 }
@@ -377,13 +362,13 @@ impl Lower<'_, '_> {
                 let Some(i) = tool else {
                     return Err(self.err(*pos, "`args_xml` outside `tool { }`"));
                 };
-                let enc = Encoding::Xml {
+                let enc = Encoding::Spelled(Spelling::Xml {
                     open: self.node(&x.open, None)?,
                     mid_string: self.node(&x.mid_string, None)?,
                     mid_other: self.node(&x.mid_other, None)?,
                     close: self.node(&x.close, None)?,
                     stop: x.stop().unwrap_or_default(),
-                };
+                });
                 self.encoded(i, *pos, &enc)?
             }
             Node::Tool(body, pos) => self.tool_block(body, *pos)?,
