@@ -53,4 +53,24 @@ pub const SHIPPED: &[(&str, &str, &str)] = &[
         "grammars/formats/glm-4.7.tdg",
         include_str!("../../../../grammars/formats/glm-4.7.tdg"),
     ),
+    (
+        "deepseek-r1",
+        "grammars/formats/deepseek-r1.tdg",
+        include_str!("../../../../grammars/formats/deepseek-r1.tdg"),
+    ),
+    (
+        "deepseek-v3.1",
+        "grammars/formats/deepseek-v3.1.tdg",
+        include_str!("../../../../grammars/formats/deepseek-v3.1.tdg"),
+    ),
+    (
+        "deepseek-v3.2",
+        "grammars/formats/deepseek-v3.2.tdg",
+        include_str!("../../../../grammars/formats/deepseek-v3.2.tdg"),
+    ),
+    (
+        "kimi-k2",
+        "grammars/formats/kimi-k2.tdg",
+        include_str!("../../../../grammars/formats/kimi-k2.tdg"),
+    ),
 ];
