@@ -73,4 +73,34 @@ pub const SHIPPED: &[(&str, &str, &str)] = &[
         "grammars/formats/kimi-k2.tdg",
         include_str!("../../../../grammars/formats/kimi-k2.tdg"),
     ),
+    (
+        "gpt-oss",
+        "grammars/formats/gpt-oss.tdg",
+        include_str!("../../../../grammars/formats/gpt-oss.tdg"),
+    ),
+    (
+        "llama-pythonic",
+        "grammars/formats/llama-pythonic.tdg",
+        include_str!("../../../../grammars/formats/llama-pythonic.tdg"),
+    ),
+    (
+        "mistral-v11",
+        "grammars/formats/mistral-v11.tdg",
+        include_str!("../../../../grammars/formats/mistral-v11.tdg"),
+    ),
+    (
+        "minimax-m2",
+        "grammars/formats/minimax-m2.tdg",
+        include_str!("../../../../grammars/formats/minimax-m2.tdg"),
+    ),
+    (
+        "granite",
+        "grammars/formats/granite.tdg",
+        include_str!("../../../../grammars/formats/granite.tdg"),
+    ),
+    (
+        "gemma4",
+        "grammars/formats/gemma4.tdg",
+        include_str!("../../../../grammars/formats/gemma4.tdg"),
+    ),
 ];
