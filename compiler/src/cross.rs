@@ -37,6 +37,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::automaton::dfa::{Dfa, DEAD};
+use crate::automaton::machine::ToolNames;
 use crate::error::{Error, ErrorKind};
 use crate::vocab::{TokenText, Vocab};
 
@@ -131,6 +132,87 @@ impl TokenTrie {
     }
 }
 
+impl TokenTrie {
+    /// [`TokenTrie::walk_with`], also passing each node's constraint for a
+    /// one-tool matcher: the rank range `[lo, hi)` of the tools whose
+    /// matcher may take the node's bytes from `state` (`step` gives one
+    /// byte move's range; ranges intersect along the walk).
+    fn walk_constrained(
+        &self,
+        dfa: &Dfa,
+        state: u32,
+        stack: &mut Vec<(u32, u32, u32, bool)>,
+        all: (u32, u32),
+        step: impl Fn(u32, u32) -> Option<(u32, u32)>,
+        mut f: impl FnMut(u32, (u32, u32), bool),
+    ) -> usize {
+        stack.clear();
+        stack.resize(self.max_depth + 1, (DEAD, 0, 0, false));
+        stack[0] = (state, all.0, all.1, false);
+        let mut visited = 0;
+        let mut i = 0;
+        let n = self.byte.len();
+        while i < n {
+            visited += 1;
+            let d = self.depth[i] as usize;
+            let (prev, lo, hi, touched) = stack[d - 1];
+            let next = dfa.next(prev, self.byte[i]);
+            let s = if next == DEAD {
+                None
+            } else {
+                Some(step(prev, next))
+            };
+            let (a, b, t) = match s {
+                None => (0, 0, touched),
+                Some(None) => (all.0, all.1, touched),
+                Some(Some((a, b))) => (a, b, true),
+            };
+            let (lo, hi) = (lo.max(a), hi.min(b));
+            if next == DEAD || lo >= hi {
+                i = self.end[i] as usize;
+                continue;
+            }
+            stack[d] = (next, lo, hi, t);
+            if self.tok_start[i] != self.tok_start[i + 1] {
+                f(next, (lo, hi), t);
+            }
+            i += 1;
+        }
+        visited
+    }
+}
+
+/// What the TOOLS section stores (see `tooldec_runtime::codec::tools`),
+/// computed with the crossing.
+pub struct ToolTables {
+    /// The tools' names, in tool order.
+    pub names: Vec<String>,
+    /// Each tool's rank: its place in name order, which the ranges count.
+    pub rank: Vec<u32>,
+    /// Per colour (0: none) its live and end rank ranges `[lo, hi)`.
+    pub classes: Vec<(Vec<(u32, u32)>, Vec<(u32, u32)>)>,
+    /// Per state `(colour, gate, budget gate)`.
+    pub states: Vec<(u32, bool, bool)>,
+    /// Per state its distance row (per live tool, in rank order) where
+    /// some tool's distance differs from the state's, and per state its
+    /// tool top; `None` when over [`TOOL_DISTANCE_LIMIT`] (or the colours'
+    /// tool sets are not ranges in name order).
+    pub distances: Option<(Vec<Option<Vec<u32>>>, Vec<u32>)>,
+    /// Why there are no distances, when there are none.
+    pub no_distances: Option<String>,
+    /// States with a distance row.
+    pub rows: usize,
+    /// Gated states.
+    pub gated: usize,
+}
+
+/// The most entries the per-tool distance rows may have (tools ×
+/// pre-name states, with name states counting only the tools their name
+/// can still become), and the most work (tools × token edges of those
+/// states) spent computing them.
+pub const TOOL_DISTANCE_LIMIT: usize = 1 << 22;
+const TOOL_DISTANCE_WORK: usize = 1 << 28;
+
 /// The distinct masks, and per state its mask, distance and tiers.
 pub struct Masks {
     /// Every distinct mask, numbered in state order of first use.
@@ -152,6 +234,8 @@ pub struct Masks {
     pub trie_nodes: usize,
     /// Trie nodes visited, both walks.
     pub nodes_visited: usize,
+    /// The TOOLS section's tables (`None` without tool-name colours).
+    pub tools: Option<ToolTables>,
 }
 
 pub use tooldec_runtime::layout::NO_DISTANCE;
@@ -247,8 +331,10 @@ struct Tiered {
 /// vocabulary cannot write the bytes the grammar needs there). States that
 /// are not `served` (see `Machine::served_states`) and states with no
 /// distance get the empty mask.
+#[allow(clippy::too_many_arguments)]
 pub fn masks(
     dfa: &Dfa,
+    names: Option<&ToolNames>,
     text: &TokenText<'_>,
     vocab: &Vocab,
     served: &[bool],
@@ -271,6 +357,7 @@ pub fn masks(
     let tier_visits: usize = tierers.iter().map(|w| w.visited).sum();
     let sets: Vec<MaskSet> = tierers.into_iter().map(|w| w.set).collect();
     let numbered = number_masks(dfa.n_states(), &blocks, sets);
+    let tools = names.map(|names| cross.tool_tables(names, &succ, &distance, threads));
     Ok(Masks {
         masks: numbered.masks,
         state_mask: numbered.state_mask,
@@ -282,6 +369,7 @@ pub fn masks(
         edges: succ.list.len(),
         trie_nodes: trie.nodes(),
         nodes_visited: edge_visits + tier_visits,
+        tools,
     })
 }
 
@@ -565,6 +653,425 @@ fn reverse(n: usize, succ: &Successors) -> (Vec<u32>, Vec<u32>) {
         }
     }
     (rev_index, rev)
+}
+
+/// A constrained-walk thread's scratch (see [`Cross::tool_tables`]).
+struct ConsWalk {
+    stack: Vec<(u32, u32, u32, bool)>,
+    stamp: Vec<u32>,
+    seen: std::collections::HashSet<(u32, u32, u32)>,
+}
+
+/// One state's token edges as a one-tool matcher sees them: the targets
+/// every tool's matcher may reach, and `(target, lo, hi)` for those only
+/// the tools of ranks `lo..hi` may.
+#[derive(Default)]
+struct ToolEdges {
+    free: Vec<u32>,
+    checked: Vec<(u32, u32, u32)>,
+}
+
+/// Sorted ranks to ranges `[lo, hi)`.
+fn runs(mut ranks: Vec<u32>) -> Vec<(u32, u32)> {
+    ranks.sort_unstable();
+    ranks.dedup();
+    let mut out: Vec<(u32, u32)> = Vec::new();
+    for r in ranks {
+        match out.last_mut() {
+            Some(last) if last.1 == r => last.1 = r + 1,
+            _ => out.push((r, r + 1)),
+        }
+    }
+    out
+}
+
+impl Cross<'_> {
+    /// The TOOLS section's tables: ranks, colours as rank ranges, each
+    /// state's gates, and per-tool distances where they differ from the
+    /// distances over all tools (within [`TOOL_DISTANCE_LIMIT`]).
+    ///
+    /// Only states within a token's length (in bytes) of a coloured state
+    /// can have a token whose walk a one-tool matcher checks; they are
+    /// walked again, tracking for each token the ranks of the tools whose
+    /// matcher may take it. Every other state's edges are its `succ`, free
+    /// for every tool.
+    fn tool_tables(
+        &self,
+        names: &ToolNames,
+        succ: &Successors,
+        distance: &[u32],
+        threads: usize,
+    ) -> ToolTables {
+        let dfa = self.dfa;
+        let n = dfa.n_states();
+        let n_tools = names.tools.len();
+        let mut order: Vec<u32> = (0..n_tools as u32).collect();
+        order.sort_by(|&a, &b| {
+            names.tools[a as usize]
+                .as_bytes()
+                .cmp(names.tools[b as usize].as_bytes())
+                .then(a.cmp(&b))
+        });
+        let mut rank = vec![0u32; n_tools];
+        for (r, &t) in order.iter().enumerate() {
+            rank[t as usize] = r as u32;
+        }
+        let to_ranks = |tools: &[u32]| runs(tools.iter().map(|&t| rank[t as usize]).collect());
+        let classes: Vec<(Vec<(u32, u32)>, Vec<(u32, u32)>)> = names
+            .colors
+            .classes
+            .iter()
+            .map(|(l, e)| (to_ranks(l), to_ranks(e)))
+            .collect();
+        let contiguous = classes
+            .iter()
+            .skip(1)
+            .all(|(l, e)| l.len() <= 1 && e.len() <= 1);
+        let hull = |rs: &[(u32, u32)]| match (rs.first(), rs.last()) {
+            (Some(a), Some(z)) => (a.0, z.1),
+            _ => (0, 0),
+        };
+        let live_h: Vec<(u32, u32)> = classes.iter().map(|(l, _)| hull(l)).collect();
+        let end_h: Vec<(u32, u32)> = classes.iter().map(|(_, e)| hull(e)).collect();
+        let color = &names.colors.color;
+        let all = (0u32, n_tools as u32);
+        let step = |from: u32, to: u32| {
+            let ct = color[to as usize];
+            if ct != 0 {
+                return Some(live_h[ct as usize]);
+            }
+            let cf = color[from as usize];
+            (cf != 0).then(|| end_h[cf as usize])
+        };
+
+        // States within a token's length of a coloured state.
+        let k = dfa.n_classes;
+        let mut rstart = vec![0u32; n + 1];
+        for s in 0..n {
+            for c in 0..k {
+                let t = dfa.trans[s * k + c] as usize;
+                if t != DEAD as usize {
+                    rstart[t + 1] += 1;
+                }
+            }
+        }
+        for i in 0..n {
+            rstart[i + 1] += rstart[i];
+        }
+        let mut fill = rstart.clone();
+        let mut rpred = vec![0u32; rstart[n] as usize];
+        for s in 0..n {
+            for c in 0..k {
+                let t = dfa.trans[s * k + c] as usize;
+                if t != DEAD as usize {
+                    rpred[fill[t] as usize] = s as u32;
+                    fill[t] += 1;
+                }
+            }
+        }
+        drop(fill);
+        let mut depth = vec![u32::MAX; n];
+        let mut queue = std::collections::VecDeque::new();
+        for s in 1..n {
+            if color[s] != 0 {
+                depth[s] = 0;
+                queue.push_back(s as u32);
+            }
+        }
+        let max_depth = self.trie.max_depth as u32;
+        while let Some(t) = queue.pop_front() {
+            let d = depth[t as usize];
+            if d >= max_depth {
+                continue;
+            }
+            for &p in &rpred[rstart[t as usize] as usize..rstart[t as usize + 1] as usize] {
+                if depth[p as usize] == u32::MAX {
+                    depth[p as usize] = d + 1;
+                    queue.push_back(p);
+                }
+            }
+        }
+        drop((rstart, rpred));
+        let candidates: Vec<u32> = (1..n as u32)
+            .filter(|&s| depth[s as usize] != u32::MAX && self.served[s as usize])
+            .collect();
+        drop(depth);
+
+        // Their edges, walked again with constraints.
+        let (blocks, _) = par_blocks(
+            candidates.len(),
+            threads,
+            || ConsWalk {
+                stack: Vec::new(),
+                stamp: vec![u32::MAX; n],
+                seen: Default::default(),
+            },
+            |range, w| {
+                let mut out = Vec::with_capacity(range.len());
+                for i in range {
+                    let s = candidates[i];
+                    let mut e = ToolEdges::default();
+                    w.seen.clear();
+                    let ConsWalk { stack, stamp, seen } = w;
+                    self.trie.walk_constrained(
+                        dfa,
+                        s,
+                        stack,
+                        all,
+                        step,
+                        |next, (lo, hi), touched| {
+                            if !touched || (lo, hi) == all {
+                                if stamp[next as usize] != s {
+                                    stamp[next as usize] = s;
+                                    e.free.push(next);
+                                }
+                            } else if seen.insert((next, lo, hi)) {
+                                e.checked.push((next, lo, hi));
+                            }
+                        },
+                    );
+                    // A target some walk reaches free needs no checked edge.
+                    e.checked.retain(|&(t, _, _)| stamp[t as usize] != s);
+                    out.push(e);
+                }
+                out
+            },
+        );
+        let mut edges: Vec<Option<ToolEdges>> = (0..n).map(|_| None).collect();
+        {
+            let mut it = candidates.iter();
+            for (_, part) in blocks {
+                for e in part {
+                    let s = *it.next().expect("one result per candidate");
+                    edges[s as usize] = Some(e);
+                }
+            }
+        }
+        let free_of = |s: usize| -> &[u32] {
+            match &edges[s] {
+                Some(e) => &e.free,
+                None => succ.of(s),
+            }
+        };
+        let checked_of = |s: usize| -> &[(u32, u32, u32)] {
+            match &edges[s] {
+                Some(e) => &e.checked,
+                None => &[],
+            }
+        };
+
+        // Distances over the edges every tool may take.
+        let free_succ = {
+            let mut index = vec![0u32];
+            let mut list = Vec::new();
+            for s in 0..n {
+                list.extend_from_slice(free_of(s));
+                index.push(list.len() as u32);
+            }
+            Successors { index, list }
+        };
+        let dist0 = self.distances(&free_succ);
+        drop(free_succ);
+        let row_of: Vec<bool> = (0..n)
+            .map(|s| distance[s] != NO_DISTANCE && dist0[s] != distance[s])
+            .collect();
+        let rows: Vec<u32> = (0..n as u32).filter(|&s| row_of[s as usize]).collect();
+        let row_len = |s: u32| -> usize {
+            match color[s as usize] {
+                0 => n_tools,
+                c => classes[c as usize]
+                    .0
+                    .iter()
+                    .map(|r| (r.1 - r.0) as usize)
+                    .sum(),
+            }
+        };
+        let entries: usize = rows.iter().map(|&s| row_len(s)).sum();
+        let work: usize = rows
+            .iter()
+            .map(|&s| free_of(s as usize).len() + checked_of(s as usize).len())
+            .sum::<usize>()
+            .saturating_mul(n_tools);
+        let no_distances = if !contiguous {
+            Some("the tool-name colours are not ranges of tools in name order".to_string())
+        } else if entries > TOOL_DISTANCE_LIMIT || work > TOOL_DISTANCE_WORK {
+            Some(format!(
+                "{n_tools} tools over {} pre-name states need {entries} per-tool distances, over the limit of {TOOL_DISTANCE_LIMIT}",
+                rows.len()
+            ))
+        } else {
+            None
+        };
+        let distances = if no_distances.is_none() {
+            Some(self.tool_distances(
+                &rows,
+                &row_of,
+                distance,
+                &classes,
+                color,
+                n_tools,
+                &free_of,
+                &checked_of,
+            ))
+        } else {
+            None
+        };
+
+        // Gates: a token whose walk a one-tool matcher checks (a checked
+        // edge), or that ends in a state with a row (budget gate; a row
+        // with a tool that cannot finish there gates always).
+        let mut states = Vec::with_capacity(n);
+        let mut top = vec![0u32; n];
+        let mut gated = 0;
+        for s in 0..n {
+            let c = color[s];
+            let mut gate = !checked_of(s).is_empty();
+            let mut budget = false;
+            if let Some((rows_d, _)) = &distances {
+                let mut t_max = 0u32;
+                let targets = free_of(s)
+                    .iter()
+                    .copied()
+                    .chain(checked_of(s).iter().map(|e| e.0));
+                for t in targets {
+                    match &rows_d[t as usize] {
+                        Some(r) => {
+                            budget = true;
+                            if r.contains(&NO_DISTANCE) {
+                                gate = true;
+                            }
+                            let m = r.iter().copied().filter(|&d| d != NO_DISTANCE).max();
+                            t_max = t_max.max(m.unwrap_or(0));
+                        }
+                        None if distance[t as usize] != NO_DISTANCE => {
+                            t_max = t_max.max(distance[t as usize]);
+                        }
+                        None => {}
+                    }
+                }
+                top[s] = t_max;
+            }
+            gated += gate as usize;
+            states.push((c, gate, budget));
+        }
+        ToolTables {
+            names: names.tools.clone(),
+            rank,
+            classes,
+            states,
+            distances: distances.map(|(r, _)| (r, top)),
+            no_distances,
+            rows: rows.len(),
+            gated,
+        }
+    }
+
+    /// Per tool (by rank), its fewest tokens to acceptance from each state
+    /// with a row: Dijkstra over the rows' states, the other states' tool
+    /// distances being their distances.
+    #[allow(clippy::too_many_arguments)]
+    fn tool_distances<'e>(
+        &self,
+        rows: &[u32],
+        row_of: &[bool],
+        distance: &[u32],
+        classes: &[(Vec<(u32, u32)>, Vec<(u32, u32)>)],
+        color: &[u32],
+        n_tools: usize,
+        free_of: &dyn Fn(usize) -> &'e [u32],
+        checked_of: &dyn Fn(usize) -> &'e [(u32, u32, u32)],
+    ) -> (Vec<Option<Vec<u32>>>, ()) {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let n = self.dfa.n_states();
+        let mut index = vec![u32::MAX; n];
+        for (i, &s) in rows.iter().enumerate() {
+            index[s as usize] = i as u32;
+        }
+        // Edges between row states, reversed: (to, from, lo, hi).
+        let all = (0u32, n_tools as u32);
+        let mut rev: Vec<Vec<(u32, u32, u32)>> = vec![Vec::new(); rows.len()];
+        for (i, &s) in rows.iter().enumerate() {
+            let out = free_of(s as usize)
+                .iter()
+                .map(|&t| (t, all.0, all.1))
+                .chain(checked_of(s as usize).iter().copied());
+            for (t, lo, hi) in out {
+                if row_of[t as usize] {
+                    rev[index[t as usize] as usize].push((i as u32, lo, hi));
+                }
+            }
+        }
+        let mut out: Vec<Option<Vec<u32>>> = vec![None; n];
+        let mut d = vec![NO_DISTANCE; rows.len()];
+        let mut heap = BinaryHeap::new();
+        for r in 0..n_tools as u32 {
+            d.fill(NO_DISTANCE);
+            heap.clear();
+            for (i, &s) in rows.iter().enumerate() {
+                let out = free_of(s as usize)
+                    .iter()
+                    .map(|&t| (t, all.0, all.1))
+                    .chain(checked_of(s as usize).iter().copied());
+                let mut best = NO_DISTANCE;
+                for (t, lo, hi) in out {
+                    if lo <= r && r < hi && !row_of[t as usize] {
+                        let dt = distance[t as usize];
+                        if dt != NO_DISTANCE {
+                            best = best.min(dt + 1);
+                        }
+                    }
+                }
+                if best != NO_DISTANCE {
+                    d[i] = best;
+                    heap.push(Reverse((best, i as u32)));
+                }
+            }
+            while let Some(Reverse((dq, q))) = heap.pop() {
+                if dq > d[q as usize] {
+                    continue;
+                }
+                for &(p, lo, hi) in &rev[q as usize] {
+                    if lo <= r && r < hi && dq + 1 < d[p as usize] {
+                        d[p as usize] = dq + 1;
+                        heap.push(Reverse((dq + 1, p)));
+                    }
+                }
+            }
+            for (i, &s) in rows.iter().enumerate() {
+                let c = color[s as usize];
+                let at = if c == 0 {
+                    Some(r as usize)
+                } else {
+                    let mut at = 0usize;
+                    let mut found = None;
+                    for x in &classes[c as usize].0 {
+                        if x.0 <= r && r < x.1 {
+                            found = Some(at + (r - x.0) as usize);
+                            break;
+                        }
+                        at += (x.1 - x.0) as usize;
+                    }
+                    found
+                };
+                if let Some(at) = at {
+                    let row = out[s as usize].get_or_insert_with(|| {
+                        let len = match c {
+                            0 => n_tools,
+                            c => classes[c as usize]
+                                .0
+                                .iter()
+                                .map(|x| (x.1 - x.0) as usize)
+                                .sum(),
+                        };
+                        vec![NO_DISTANCE; len]
+                    });
+                    row[at] = d[i];
+                }
+            }
+        }
+        (out, ())
+    }
 }
 
 /// The masks and per-state tables of [`Masks`], with global mask ids.

@@ -216,6 +216,7 @@ fn compile_machine(
     };
     let masks = cross::masks(
         dfa,
+        machine.names.as_ref(),
         &text,
         vocab,
         &served,

@@ -81,6 +81,9 @@ pub(crate) enum ErrorKind {
     Budget { need: u32, budget: u32 },
     /// A matcher was asked for an entry point the format does not have.
     NoEntry,
+    /// A one-tool matcher cannot be made: why (no TOOLS section, no such
+    /// tool, no per-tool distances for a budget).
+    Restrict { why: &'static str },
     /// The metadata section is not UTF-8.
     Utf8,
     /// The artifact was built for a different vocabulary.
@@ -283,6 +286,7 @@ impl fmt::Display for Error {
                 "token budget {budget} is too small: the shortest complete output from here takes {need} tokens"
             ),
             NoEntry => write!(f, "the artifact's format has no such entry point"),
+            Restrict { why } => write!(f, "cannot restrict the matcher to one tool: {why}"),
             Mismatch { what } => write!(f, "vocabulary mismatch: {what}"),
             Field { .. }
             | Range { .. }

@@ -2,6 +2,7 @@
 //! serve from. Its sections are the codec's types ([`crate::codec`]); this
 //! file answers the questions serving asks of them.
 
+use crate::codec::tools::ToolView;
 use crate::codec::{self, layout, Payload};
 use crate::error::{Error, ErrorKind};
 use crate::{Matcher, MatcherOf};
@@ -224,6 +225,154 @@ impl<'a> Grammar<'a> {
         match self.distance(state) {
             Some(d) => (self.p.budget.rel_top(state as usize) + d).saturating_sub(1),
             None => 0,
+        }
+    }
+
+    /// The number of tools the artifact's TOOLS section names (0 when it
+    /// has none: a one-tool matcher cannot be made from it).
+    pub fn tool_count(&self) -> u32 {
+        self.p.tools.count()
+    }
+
+    /// Tool `i`'s name, in the tool list's order.
+    pub fn tool_name(&self, i: u32) -> Option<&'a str> {
+        self.p.tools.name(i, self.state_count())
+    }
+
+    /// The index of the tool named `name` (for
+    /// [`Grammar::matcher_for_tool`]), if the artifact has a TOOLS section
+    /// and such a tool.
+    pub fn tool_index(&self, name: &str) -> Option<u32> {
+        self.p.tools.index(name, self.state_count())
+    }
+
+    /// Whether the artifact stores per-tool distances, so that a one-tool
+    /// matcher can take a token budget.
+    pub fn tool_budgets(&self) -> bool {
+        self.p.tools.has_distances()
+    }
+
+    /// A matcher at entry `entry` (`None`: the default) whose output calls
+    /// only tool `tool` ([`Grammar::tool_index`]), with `budget` tokens
+    /// (`None`: the artifact's default). See [`MatcherOf::start_for_tool`].
+    pub fn matcher_for_tool(
+        &self,
+        entry: Option<&str>,
+        tool: u32,
+        budget: Option<u32>,
+    ) -> Result<Matcher<'_>, Error> {
+        MatcherOf::start_for_tool(self, entry, tool, budget)
+    }
+
+    /// The TOOLS section's view for `tool`, or why there is none.
+    pub(crate) fn tool_view(&self, tool: u32) -> Result<ToolView<'a>, Error> {
+        let t = &self.p.tools;
+        if !t.present() {
+            return Err(Error::new(ErrorKind::Restrict {
+                why: "the artifact has no TOOLS section (compiled before one-tool matchers, \
+                      or its format does not write the tool's name first); recompile it",
+            }));
+        }
+        if tool >= t.count() {
+            return Err(Error::new(ErrorKind::Restrict {
+                why: "no tool has this index",
+            }));
+        }
+        t.view(self.state_count(), tool)
+            .ok_or(Error::new(ErrorKind::Restrict {
+                why: "the TOOLS section is malformed",
+            }))
+    }
+
+    /// [`Grammar::fits`] for a matcher restricted by `view` (if any).
+    #[inline]
+    pub(crate) fn fits_for(&self, view: Option<&ToolView<'_>>, state: u32, left: u32) -> bool {
+        let Some(v) = view else {
+            return self.fits(state, left);
+        };
+        let need = v.distance(state, self.p.budget.distance(state));
+        need != layout::NO_DISTANCE && (left == UNBOUNDED || need <= left)
+    }
+
+    pub(crate) fn shortfall_for(
+        &self,
+        view: Option<&ToolView<'_>>,
+        state: u32,
+        left: u32,
+    ) -> Error {
+        let dist = self.p.budget.distance(state);
+        Error::new(ErrorKind::Budget {
+            need: view.map_or(dist, |v| v.distance(state, dist)),
+            budget: left,
+        })
+    }
+
+    /// [`Grammar::walk`] for a matcher restricted by `view` (if any): every
+    /// byte's move must keep the output inside that tool's calls.
+    #[inline]
+    pub(crate) fn walk_for(
+        &self,
+        view: Option<&ToolView<'_>>,
+        state: u32,
+        bytes: &[u8],
+    ) -> Option<u32> {
+        let Some(v) = view else {
+            return self.walk(state, bytes);
+        };
+        let mut s = state;
+        for &b in bytes {
+            let next = self.next_state(s, b);
+            if next == layout::DEAD_STATE || !v.step(s, next) {
+                return None;
+            }
+            s = next;
+        }
+        Some(s)
+    }
+
+    /// [`Grammar::only_byte`] for a matcher restricted by `view`.
+    pub(crate) fn only_byte_for(&self, v: &ToolView<'_>, state: u32) -> Option<u8> {
+        let mut only = None;
+        for b in 0..=255u8 {
+            let next = self.next_state(state, b);
+            if next != layout::DEAD_STATE && v.step(state, next) {
+                if only.is_some() {
+                    return None;
+                }
+                only = Some(b);
+            }
+        }
+        only.filter(|&b| !layout::reserved::is_reserved(b))
+    }
+
+    /// Clears from `out` (the mask of `state` with `left` tokens left) the
+    /// tokens a matcher restricted by `v` may not take: those whose bytes
+    /// leave the tool's calls, or after which the output cannot be finished
+    /// with this tool within the tokens left.
+    pub(crate) fn filter_for(&self, v: &ToolView<'_>, state: u32, left: u32, out: &mut [u32]) {
+        let after = if left == UNBOUNDED {
+            UNBOUNDED
+        } else {
+            left.saturating_sub(1)
+        };
+        let words = self.mask_words().min(out.len());
+        for (wi, word) in out[..words].iter_mut().enumerate() {
+            let mut bits = *word;
+            while bits != 0 {
+                let bit = bits.trailing_zeros();
+                bits &= bits - 1;
+                let t = (wi as u32) * 32 + bit;
+                if self.is_eos(t) {
+                    continue;
+                }
+                let ok = self
+                    .token_bytes(t)
+                    .and_then(|b| self.walk_for(Some(v), state, b))
+                    .is_some_and(|next| self.fits_for(Some(v), next, after));
+                if !ok {
+                    *word &= !(1 << bit);
+                }
+            }
         }
     }
 

@@ -5,6 +5,8 @@
 //! [`SharedGrammar`](crate::SharedGrammar)).
 
 use crate::codec::layout::reserved;
+use crate::codec::tools::ToolView;
+use crate::error::ErrorKind;
 use crate::grammar::UNBOUNDED;
 use crate::{Checkpoint, Error, Grammar};
 
@@ -49,7 +51,12 @@ pub struct MatcherOf<G> {
     left: u32,
     /// The budget it was created with (restored by `reset`).
     budget: u32,
+    /// The one tool its calls may name ([`NO_TOOL`]: any).
+    tool: u32,
 }
+
+/// [`MatcherOf::tool`] of a matcher that allows every tool.
+const NO_TOOL: u32 = u32::MAX;
 
 /// A matcher over a borrowed [`Grammar`]: what [`Grammar::matcher`] gives.
 pub type Matcher<'g> = MatcherOf<&'g Grammar<'g>>;
@@ -69,6 +76,7 @@ impl<G: GrammarHandle> MatcherOf<G> {
             state,
             left,
             budget: left,
+            tool: NO_TOOL,
         }
     }
 
@@ -80,6 +88,7 @@ impl<G: GrammarHandle> MatcherOf<G> {
             state: self.state,
             left: self.left,
             budget: self.budget,
+            tool: self.tool,
         }
     }
 
@@ -89,6 +98,73 @@ impl<G: GrammarHandle> MatcherOf<G> {
     pub fn start(grammar: G, entry: Option<&str>, budget: Option<u32>) -> Result<Self, Error> {
         let (state, left) = grammar.grammar().start_at(entry, budget)?;
         Ok(MatcherOf::at(grammar, state, left))
+    }
+
+    /// A matcher at entry `entry` (`None`: the default) whose output may
+    /// call tool `tool` only (by index, [`Grammar::tool_index`]), with
+    /// `budget` tokens (`None`: the artifact's default): every token its
+    /// masks allow keeps the output inside the outputs whose calls all name
+    /// that tool, completable within the budget. Fails when the artifact
+    /// has no TOOLS section, the tool is out of range, a budget is asked
+    /// of an artifact without per-tool distances, or the budget is too
+    /// small for this tool.
+    pub fn start_for_tool(
+        grammar: G,
+        entry: Option<&str>,
+        tool: u32,
+        budget: Option<u32>,
+    ) -> Result<Self, Error> {
+        let g = grammar.grammar();
+        let state = match entry {
+            None => g.start_state(),
+            Some(name) => g.entry_state(name).ok_or(Error::new(ErrorKind::NoEntry))?,
+        };
+        let left = budget.map_or(g.default_budget(), |n| n.min(UNBOUNDED - 1));
+        let mut m = MatcherOf::at(grammar, state, left);
+        m.restrict(Some(tool))?;
+        Ok(m)
+    }
+
+    /// Restricts this matcher's output to calls of tool `tool` (by index,
+    /// [`Grammar::tool_index`]) from here on; `None` lifts the restriction.
+    /// Fails, leaving the matcher unchanged, when the artifact cannot serve
+    /// it (no TOOLS section, no such tool, a budget without per-tool
+    /// distances) or the output cannot be completed within the tokens left
+    /// with this tool only. Survives `reset`, `reset_to` and rollback.
+    pub fn restrict(&mut self, tool: Option<u32>) -> Result<(), Error> {
+        let g = self.grammar.grammar();
+        let Some(tool) = tool else {
+            self.tool = NO_TOOL;
+            return Ok(());
+        };
+        let view = g.tool_view(tool)?;
+        let bounded = self.left != UNBOUNDED || self.budget != UNBOUNDED;
+        if bounded && !view.has_distances() {
+            return Err(Error::new(ErrorKind::Restrict {
+                why: "the artifact has no per-tool distances (its tools \u{d7} pre-name states \
+                      were over the compiler's limit), so a one-tool matcher cannot take a token \
+                      budget; use no budget",
+            }));
+        }
+        if self.state != TERMINATED && !g.fits_for(Some(&view), self.state, self.left) {
+            return Err(g.shortfall_for(Some(&view), self.state, self.left));
+        }
+        self.tool = tool;
+        Ok(())
+    }
+
+    /// The tool this matcher is restricted to, if any.
+    pub fn tool(&self) -> Option<u32> {
+        (self.tool != NO_TOOL).then_some(self.tool)
+    }
+
+    /// The restriction's view of the TOOLS section (`None`: unrestricted).
+    #[inline]
+    fn view<'s>(&self, g: &Grammar<'s>) -> Option<ToolView<'s>> {
+        if self.tool == NO_TOOL {
+            return None;
+        }
+        g.tool_view(self.tool).ok()
     }
 }
 
@@ -123,7 +199,13 @@ impl<G: GrammarHandle> MatcherOf<G> {
             g.fill_eos(true, out);
             return true;
         }
-        g.fill_budget_mask(self.state, self.left, out)
+        let ok = g.fill_budget_mask(self.state, self.left, out);
+        if let Some(view) = self.view(&g) {
+            if view.gated(self.state, self.left) {
+                g.filter_for(&view, self.state, self.left, out);
+            }
+        }
+        ok
     }
 
     /// Advances by one token. Returns false, leaving the matcher unchanged,
@@ -145,7 +227,11 @@ impl<G: GrammarHandle> MatcherOf<G> {
         if self.left == 0 {
             return false;
         }
-        let Some(next) = g.token_bytes(token).and_then(|b| g.walk(self.state, b)) else {
+        let view = self.view(&g);
+        let Some(next) = g
+            .token_bytes(token)
+            .and_then(|b| g.walk_for(view.as_ref(), self.state, b))
+        else {
             return false;
         };
         // Token-level liveness, and the budget: the rest must fit.
@@ -154,7 +240,7 @@ impl<G: GrammarHandle> MatcherOf<G> {
         } else {
             self.left - 1
         };
-        if !g.fits(next, after) {
+        if !g.fits_for(view.as_ref(), next, after) {
             return false;
         }
         self.state = next;
@@ -201,10 +287,15 @@ impl<G: GrammarHandle> MatcherOf<G> {
         if self.state == TERMINATED {
             return 0;
         }
+        let view = self.view(&g);
         let mut state = self.state;
         let mut n = 0;
         while n < out.len() && !g.is_accepting_state(state) {
-            let Some(byte) = g.only_byte(state) else {
+            let only = match &view {
+                None => g.only_byte(state),
+                Some(v) => g.only_byte_for(v, state),
+            };
+            let Some(byte) = only else {
                 break;
             };
             out[n] = byte;
@@ -253,8 +344,9 @@ impl<G: GrammarHandle> MatcherOf<G> {
     /// entry where the model writes again.
     pub fn reset_to(&mut self, name: &str) -> bool {
         let g = self.grammar.grammar();
+        let view = self.view(&g);
         match g.entry_state(name) {
-            Some(s) if g.fits(s, self.budget) => {
+            Some(s) if g.fits_for(view.as_ref(), s, self.budget) => {
                 self.state = s;
                 self.left = self.budget;
                 true
@@ -275,8 +367,16 @@ impl<G: GrammarHandle> MatcherOf<G> {
     pub fn set_budget(&mut self, left: Option<u32>) -> Result<(), Error> {
         let left = left.map_or(UNBOUNDED, |n| n.min(UNBOUNDED - 1));
         let g = self.grammar.grammar();
-        if self.state != TERMINATED && !g.fits(self.state, left) {
-            return Err(g.shortfall(self.state, left));
+        let view = self.view(&g);
+        if let Some(v) = &view {
+            if left != UNBOUNDED && !v.has_distances() {
+                return Err(Error::new(ErrorKind::Restrict {
+                    why: "the artifact has no per-tool distances, so a one-tool matcher cannot take a token budget",
+                }));
+            }
+        }
+        if self.state != TERMINATED && !g.fits_for(view.as_ref(), self.state, left) {
+            return Err(g.shortfall_for(view.as_ref(), self.state, left));
         }
         self.left = left;
         Ok(())
@@ -296,8 +396,9 @@ impl<G: GrammarHandle> MatcherOf<G> {
             return false;
         }
         let g = self.grammar.grammar();
-        match g.walk(self.state, bytes) {
-            Some(next) if g.fits(next, self.left) => {
+        let view = self.view(&g);
+        match g.walk_for(view.as_ref(), self.state, bytes) {
+            Some(next) if g.fits_for(view.as_ref(), next, self.left) => {
                 self.state = next;
                 true
             }

@@ -12,7 +12,7 @@
 
 use tooldec_runtime::codec::{
     BudgetBuilder, Dfa as DfaSection, EntriesBuilder, Header, MasksBuilder, Payload, TokensBuilder,
-    WriteError,
+    ToolsBuilder, WriteError,
 };
 use tooldec_runtime::layout::{self, kind};
 
@@ -102,6 +102,7 @@ pub fn payload(input: &Input<'_>) -> Result<(Vec<u8>, MaskForms), Error> {
         let dist = (d != layout::NO_DISTANCE).then_some(d);
         budget.push(dist, crossed.top_tier[s], &crossed.tiers[lo..hi]);
     }
+    let tools = tools_section(crossed);
     let payload = Payload {
         header: Header {
             mask_width: input.mask_width,
@@ -120,9 +121,24 @@ pub fn payload(input: &Input<'_>) -> Result<(Vec<u8>, MaskForms), Error> {
         meta: input.meta.as_bytes(),
         entries: entry_table.entries(),
         budget: budget.budget(),
+        tools: tools.as_ref().map(ToolsBuilder::tools).unwrap_or_default(),
     };
     let bytes = payload.to_bytes().map_err(limit)?;
     Ok((bytes, forms))
+}
+
+/// The TOOLS section (one-tool matchers), when the crossing made its
+/// tables: the machine has a tool-name trie.
+fn tools_section(crossed: &Masks) -> Option<ToolsBuilder> {
+    let t = crossed.tools.as_ref()?;
+    let names: Vec<&str> = t.names.iter().map(String::as_str).collect();
+    let distances = t
+        .distances
+        .as_ref()
+        .map(|(rows, top)| (rows.as_slice(), top.as_slice()));
+    Some(ToolsBuilder::new(
+        &names, &t.rank, &t.states, &t.classes, distances,
+    ))
 }
 
 fn limit(e: WriteError) -> Error {

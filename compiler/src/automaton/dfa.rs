@@ -84,7 +84,27 @@ impl Dfa {
         Dfa::subsets(nfa, max_states, true)
     }
 
+    /// [`Dfa::determinize_labeled`], and each state's tool-name colour
+    /// ([`NameColors`]): which tool names its trie nodes can still become.
+    pub fn determinize_named(
+        nfa: &Nfa,
+        max_states: usize,
+    ) -> Result<(Dfa, Vec<Vec<u32>>, NameColors), Limit> {
+        let (dfa, labels, sets) = Dfa::subsets_kept(nfa, max_states, true)?;
+        let colors = NameColors::of(nfa, &sets);
+        Ok((dfa, labels, colors))
+    }
+
     fn subsets(nfa: &Nfa, max_states: usize, labeled: bool) -> Result<(Dfa, Vec<Vec<u32>>), Limit> {
+        Dfa::subsets_kept(nfa, max_states, labeled).map(|(d, l, _)| (d, l))
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn subsets_kept(
+        nfa: &Nfa,
+        max_states: usize,
+        labeled: bool,
+    ) -> Result<(Dfa, Vec<Vec<u32>>, Vec<Vec<u32>>), Limit> {
         // Byte classes: bytes no range boundary separates behave the same.
         let mut boundary = [false; 257];
         for st in &nfa.states {
@@ -203,7 +223,7 @@ impl Dfa {
             accept,
             start: 1,
         };
-        Ok((dfa, labels))
+        Ok((dfa, labels, sets))
     }
 
     /// Carries the labels of this DFA's states (as [`Dfa::determinize_labeled`]
@@ -747,6 +767,191 @@ impl Dfa {
         self.start = id_of_block[block_of[self.start as usize] as usize];
         self.trans = trans;
         self.renumber();
+    }
+}
+
+/// The tool-name colour of each DFA state: 0 for a state that holds no
+/// node of a tool-name trie, else an index into `classes`, whose entry
+/// says which tools the name being written can still become (`live`:
+/// the tools whose names pass through one of its trie nodes) and which
+/// tools' names end here (`end`). A one-tool matcher for tool `t` may move
+/// from `q` to `q'` only if `t` is live at `q'` when `q'` is coloured, and
+/// `t`'s name ends at `q` when `q` is coloured and `q'` is not.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NameColors {
+    /// Per state its colour.
+    pub color: Vec<u32>,
+    /// Per colour `(live, end)`, tool indices ascending; entry 0 (no name)
+    /// is empty.
+    pub classes: Vec<(Vec<u32>, Vec<u32>)>,
+}
+
+impl NameColors {
+    /// Colours of the subset construction's states (`sets`: each DFA
+    /// state's NFA states): states with the same trie nodes share one.
+    fn of(nfa: &Nfa, sets: &[Vec<u32>]) -> NameColors {
+        let mut color = vec![0u32; sets.len()];
+        let mut classes: Vec<(Vec<u32>, Vec<u32>)> = vec![(Vec::new(), Vec::new())];
+        if nfa.names.is_empty() {
+            return NameColors { color, classes };
+        }
+        let mut by_nodes: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut by_class: HashMap<(Vec<u32>, Vec<u32>), u32> = HashMap::new();
+        let mut nodes = Vec::new();
+        for (d, set) in sets.iter().enumerate() {
+            nodes.clear();
+            nodes.extend(
+                set.iter()
+                    .map(|&s| nfa.states[s as usize].name)
+                    .filter(|&n| n != crate::automaton::nfa::NO_NAME),
+            );
+            if nodes.is_empty() {
+                continue;
+            }
+            if let Some(&c) = by_nodes.get(&nodes) {
+                color[d] = c;
+                continue;
+            }
+            let mut live: Vec<u32> = Vec::new();
+            let mut end: Vec<u32> = Vec::new();
+            for &n in &nodes {
+                let node = &nfa.names[n as usize];
+                live.extend_from_slice(&node.live);
+                end.extend(node.end);
+            }
+            live.sort_unstable();
+            live.dedup();
+            end.sort_unstable();
+            end.dedup();
+            let next = classes.len() as u32;
+            let c = *by_class.entry((live, end)).or_insert_with_key(|k| {
+                classes.push(k.clone());
+                next
+            });
+            by_nodes.insert(nodes.clone(), c);
+            color[d] = c;
+        }
+        NameColors { color, classes }
+    }
+
+    /// Whether any state has a colour.
+    pub fn any(&self) -> bool {
+        self.color.iter().any(|&c| c != 0)
+    }
+}
+
+impl Dfa {
+    /// Carries one colour per state (as [`Dfa::carry_labels`] carries
+    /// labels) to `other`, a DFA in which every state stands for states of
+    /// this one with a single colour (a renumbering, or a quotient that
+    /// kept colours apart).
+    pub fn carry_colors(&self, colors: &[u32], other: &Dfa) -> Vec<u32> {
+        let labels: Vec<Vec<u32>> = colors.iter().map(|&c| vec![c]).collect();
+        self.carry_labels(&labels, other)
+            .into_iter()
+            .map(|l| l.iter().copied().max().unwrap_or(0))
+            .collect()
+    }
+
+    /// [`Dfa::minimize`] keeping states of different colours apart
+    /// (`colors`: one per state, 0 = none, `n_colors` in all): the coarsest
+    /// quotient in which merged states have the same language and the same
+    /// colour along every path. Returns each new state's colour.
+    ///
+    /// Done by the plain minimizer on an extended machine: an extra byte
+    /// class that no byte maps to leads each coloured state into a chain of
+    /// `n_colors` states, colour `c` entering it so that `n_colors - c`
+    /// steps on that class remain, so different colours give different
+    /// languages. Afterwards the colours are read back off the extra class
+    /// and the class and the chain are dropped.
+    pub fn minimize_colored(&mut self, colors: &[u32], n_colors: usize) -> Vec<u32> {
+        let n = self.n_states();
+        let k = self.n_classes;
+        let m = n_colors.saturating_sub(1) as u32;
+        if m == 0 || !colors.iter().any(|&c| c != 0) {
+            self.minimize();
+            return vec![0; self.n_states()];
+        }
+        let k2 = k + 1;
+        let chain = n as u32; // X_0 .. X_m at n .. n + m
+        let mut trans = Vec::with_capacity((n + m as usize + 1) * k2);
+        for s in 0..n {
+            trans.extend_from_slice(&self.trans[s * k..(s + 1) * k]);
+            let c = colors[s];
+            trans.push(if c == 0 || s == DEAD as usize {
+                DEAD
+            } else {
+                chain + c - 1
+            });
+        }
+        for j in 0..=m {
+            trans.extend(std::iter::repeat_n(DEAD, k));
+            trans.push(if j < m { chain + j + 1 } else { DEAD });
+        }
+        self.trans = trans;
+        self.n_classes = k2;
+        self.accept.extend((0..=m).map(|j| j == m));
+        self.minimize();
+        // The extra class: the one no byte maps to.
+        let k2 = self.n_classes;
+        let mut used = vec![false; k2];
+        for &c in self.classes.iter() {
+            used[c as usize] = true;
+        }
+        let Some(x) = (0..k2).find(|&c| !used[c]) else {
+            // Every colour was trimmed away with its states.
+            return vec![0; self.n_states()];
+        };
+        // Steps left on the extra class from each state (memoized).
+        let n2 = self.n_states();
+        const UNKNOWN: u32 = u32::MAX;
+        let mut left = vec![UNKNOWN; n2];
+        let mut path = Vec::new();
+        for s in 0..n2 {
+            let mut t = s as u32;
+            path.clear();
+            while left[t as usize] == UNKNOWN {
+                let next = self.trans[t as usize * k2 + x];
+                if next == DEAD {
+                    left[t as usize] = 0;
+                    break;
+                }
+                path.push(t);
+                t = next;
+            }
+            let mut l = left[t as usize];
+            for &p in path.iter().rev() {
+                l += 1;
+                left[p as usize] = l;
+            }
+        }
+        let with_x = self.clone();
+        // colour c enters X_{c-1}, from which m - (c - 1) steps remain.
+        let colors_x: Vec<u32> = (0..n2)
+            .map(|s| match self.trans[s * k2 + x] {
+                DEAD => 0,
+                t => m + 1 - left[t as usize],
+            })
+            .collect();
+        let mut trans = Vec::with_capacity(n2 * (k2 - 1));
+        for s in 0..n2 {
+            let row = &self.trans[s * k2..(s + 1) * k2];
+            trans.extend(
+                row.iter()
+                    .enumerate()
+                    .filter(|&(c, _)| c != x)
+                    .map(|(_, &t)| t),
+            );
+        }
+        for c in self.classes.iter_mut() {
+            if *c as usize > x {
+                *c -= 1;
+            }
+        }
+        self.trans = trans;
+        self.n_classes = k2 - 1;
+        self.renumber();
+        with_x.carry_colors(&colors_x, self)
     }
 }
 

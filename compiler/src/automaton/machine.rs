@@ -35,6 +35,20 @@ pub struct Machine {
     pub regions: Vec<region::Region>,
     /// Each state's regions, sorted.
     pub labels: Vec<Vec<u32>>,
+    /// What a one-tool matcher needs: each state's tool-name colour (see
+    /// [`dfa::NameColors`]); `None` when the grammar has no tool-name trie
+    /// (a `tool { }` that does not write the name first, a schema alone).
+    pub names: Option<ToolNames>,
+}
+
+/// The tool names and each state's tool-name colour (see
+/// [`dfa::NameColors`]): what the TOOLS section of the artifact stores.
+#[derive(Debug, Clone, Default)]
+pub struct ToolNames {
+    /// The tools' names, in tool order.
+    pub tools: Vec<String>,
+    /// Per minimized state its colour, and the colours.
+    pub colors: dfa::NameColors,
 }
 
 /// Time spent per named phase.
@@ -47,12 +61,16 @@ pub fn build_dfa(
     vocab: &Vocab,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(Machine, DfaStats, Phases), Error> {
-    build_lowered(
+    let (mut machine, stats, phases) = build_lowered(
         || crate::lower::lower(set, opts, vocab),
         opts,
         |e| blame(e, set, opts, 0..set.tools.len()),
         progress,
-    )
+    )?;
+    if let Some(names) = &mut machine.names {
+        names.tools = set.tools.iter().map(|t| t.name.clone()).collect();
+    }
+    Ok((machine, stats, phases))
 }
 
 /// [`build_dfa`] for the grammar of [`lower_schema`].
@@ -98,7 +116,7 @@ fn build_lowered(
     done(&mut phases, progress);
 
     let done = timed("determinize", progress);
-    let (mut dfa, labels) = match dfa::Dfa::determinize_labeled(&nfa, opts.max_states) {
+    let (mut dfa, labels, colors) = match dfa::Dfa::determinize_named(&nfa, opts.max_states) {
         Ok(dfa) => dfa,
         Err(limit) => return Err(blame(limit.into())),
     };
@@ -118,7 +136,22 @@ fn build_lowered(
             "the grammar accepts no output at all",
         ));
     }
-    dfa.minimize();
+    // Name states of different colours are kept apart, so that a
+    // one-tool matcher reads each state's colour exactly (DESIGN.md §3).
+    let names = if colors.any() {
+        let trimmed = unminimized.carry_colors(&colors.color, &dfa);
+        let color = dfa.minimize_colored(&trimmed, colors.classes.len());
+        Some(ToolNames {
+            tools: Vec::new(),
+            colors: dfa::NameColors {
+                color,
+                classes: colors.classes,
+            },
+        })
+    } else {
+        dfa.minimize();
+        None
+    };
     let labels = unminimized.carry_labels(&labels, &dfa);
     drop(unminimized);
     done(&mut phases, progress);
@@ -152,6 +185,7 @@ fn build_lowered(
         relaxed: lowered.relaxed,
         regions,
         labels,
+        names,
     };
     Ok((machine, stats, phases))
 }

@@ -25,6 +25,22 @@ pub struct NState {
     pub ranges: Vec<(u8, u8, u32)>,
     /// The region it was built in (see [`crate::automaton::region`]).
     pub region: u32,
+    /// For a node of a tool-name trie (a [`Tag::Name`] region's
+    /// [`Expr::Trie`]), its index in [`Nfa::names`]; [`NO_NAME`] otherwise.
+    pub name: u32,
+}
+
+/// [`NState::name`] of a state that is not a node of a tool-name trie.
+pub const NO_NAME: u32 = u32::MAX;
+
+/// A node of a tool-name trie: the tools (by index) whose names pass
+/// through it, and the tool whose name ends at it.
+#[derive(Debug, Clone, Default)]
+pub struct NameNode {
+    /// The tools whose trie keys have this node's prefix (ascending).
+    pub live: Vec<u32>,
+    /// The tool whose key is exactly this node's prefix.
+    pub end: Option<u32>,
 }
 
 /// A byte NFA with a single start and a single accepting state.
@@ -38,6 +54,9 @@ pub struct Nfa {
     pub accept: u32,
     /// The region tree of the expression's tags; region 0 is the root.
     pub regions: Vec<Region>,
+    /// The nodes of tool-name tries ([`NState::name`] indexes them): branch
+    /// `i` of a trie in a [`Tag::Name`] region is tool `i`.
+    pub names: Vec<NameNode>,
 }
 
 /// Compiles `expr`; fails with [`Limit`] beyond `max_states` NFA states.
@@ -49,6 +68,7 @@ pub fn build(expr: &Expr, max_states: usize) -> Result<Nfa, Limit> {
         regions: vec![Region::root()],
         region_ids: HashMap::new(),
         region: FORMAT,
+        names: Vec::new(),
     };
     let accept = b.add()?;
     let start = b.compile(expr, accept)?;
@@ -57,6 +77,7 @@ pub fn build(expr: &Expr, max_states: usize) -> Result<Nfa, Limit> {
         start,
         accept,
         regions: b.regions,
+        names: b.names,
     })
 }
 
@@ -70,6 +91,7 @@ struct Builder {
     region_ids: HashMap<(u32, Tag), u32>,
     /// The region states are being built in.
     region: u32,
+    names: Vec<NameNode>,
 }
 
 impl Builder {
@@ -79,6 +101,7 @@ impl Builder {
         }
         self.states.push(NState {
             region: self.region,
+            name: NO_NAME,
             ..NState::default()
         });
         Ok((self.states.len() - 1) as u32)
@@ -163,10 +186,29 @@ impl Builder {
             }
             Expr::Trie(branches) => {
                 let root = self.add()?;
+                // A tool-name trie labels its nodes with the tools that
+                // pass through them (what a one-tool matcher checks).
+                let named = self.regions[self.region as usize].tag == Some(Tag::Name);
+                let label = |b: &mut Builder, node: u32, tool: usize, end: bool| {
+                    if !named {
+                        return;
+                    }
+                    let st = &mut b.states[node as usize];
+                    if st.name == NO_NAME {
+                        st.name = b.names.len() as u32;
+                        b.names.push(NameNode::default());
+                    }
+                    let n = &mut b.names[st.name as usize];
+                    n.live.push(tool as u32);
+                    if end {
+                        n.end = Some(tool as u32);
+                    }
+                };
                 let mut children: HashMap<(u32, u8), u32> = HashMap::new();
-                for (key, branch) in branches {
+                for (i, (key, branch)) in branches.iter().enumerate() {
                     let mut node = root;
-                    for &b in key {
+                    label(self, node, i, key.is_empty());
+                    for (j, &b) in key.iter().enumerate() {
                         node = match children.get(&(node, b)) {
                             Some(&child) => child,
                             None => {
@@ -176,6 +218,7 @@ impl Builder {
                                 child
                             }
                         };
+                        label(self, node, i, j + 1 == key.len());
                     }
                     let tail = self.compile(branch, next)?;
                     self.states[node as usize].eps.push(tail);

@@ -2,7 +2,7 @@
 
 use super::crc::{crc32c, crc32c_update};
 use super::envelope::ZSTD_MAGIC;
-use super::layout::{self, hdr, HEADER_WORDS, SECTION_COUNT};
+use super::layout::{self, hdr, HEADER_WORDS, MIN_SECTION_COUNT, SECTION_COUNT};
 use crate::error::{Error, ErrorKind, Part};
 
 /// The header fields that the sections do not already say: the counts of
@@ -50,13 +50,15 @@ impl Table {
     /// Reads the table (the header was read): ids in order, 4-aligned,
     /// inside the payload, in ascending non-overlapping order after it.
     pub(crate) fn read(bytes: &[u8], words: &[u32]) -> Result<Table, Error> {
-        let table_end = (HEADER_WORDS + 3 * SECTION_COUNT) * 4;
+        // The header's section count was checked to be in range.
+        let count = (words[hdr::N_SECTIONS] as usize).clamp(MIN_SECTION_COUNT, SECTION_COUNT);
+        let table_end = (HEADER_WORDS + 3 * count) * 4;
         if bytes.len() < table_end {
             return Err(Error::short("section table", table_end, bytes.len()));
         }
         let mut spans = [Span::default(); SECTION_COUNT];
         let mut cursor = table_end;
-        for (i, s) in spans.iter_mut().enumerate() {
+        for (i, s) in spans.iter_mut().enumerate().take(count) {
             let entry = &words[HEADER_WORDS + 3 * i..HEADER_WORDS + 3 * i + 3];
             let id = (i + 1) as u32;
             if entry[0] != id {
@@ -137,7 +139,8 @@ pub(crate) fn read(bytes: &[u8]) -> Result<(Header, Counts), Error> {
     check_version(bytes, words)?;
     check_length_and_checksum(bytes, words)?;
     let (header, counts) = counts(words)?;
-    if words[hdr::N_SECTIONS] as usize != SECTION_COUNT {
+    let n = words[hdr::N_SECTIONS] as usize;
+    if !(MIN_SECTION_COUNT..=SECTION_COUNT).contains(&n) {
         return Err(Error::field(
             "section count",
             SECTION_COUNT as u64,

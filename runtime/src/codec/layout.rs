@@ -95,9 +95,17 @@ pub mod sec {
     /// fill the section; TIER_INDEX points at a list's first pair (after
     /// its head) with the list's whole length.
     pub const TIERS: u32 = 14;
+    /// What a matcher restricted to one tool reads: the tool names, each
+    /// state's tool-name colour and gate bit, the colours' tool ranges and
+    /// optional per-tool distances (`codec::tools` describes the words).
+    /// Optional: a payload whose table stops at [`TIERS`] has none.
+    pub const TOOLS: u32 = 15;
 }
-/// Entries in the section table.
-pub const SECTION_COUNT: usize = 14;
+/// Entries in the section table that this runtime writes.
+pub const SECTION_COUNT: usize = 15;
+/// The fewest entries a section table may have: payloads written before
+/// the optional TOOLS section stop at TIERS.
+pub const MIN_SECTION_COUNT: usize = 14;
 
 /// The first word of the head pair before each list in TIERS (no tier's
 /// `k` takes this value): the validator checks each list once, and a

@@ -13,6 +13,7 @@
 //! | META | META | the compiler's JSON description (UTF-8) |
 //! | [`Entries`] | ENTRIES, ENTRY_NAMES | the format's entry points |
 //! | [`Budget`] | DISTANCE, TIER_INDEX, TIERS | token distances and budget tiers |
+//! | [`Tools`] | TOOLS (optional) | one-tool matchers: tool names, name colours, gates, per-tool distances |
 //!
 //! Reading is zero-copy and allocation-free: each type is a set of slices
 //! of the caller's buffer. Writing (the `std` feature) takes the same
@@ -59,6 +60,11 @@
 //!    fits a word and its reference is one whole list, empty without a
 //!    distance, whose last `k` is below its top; a nonzero default budget
 //!    is at least the start state's distance.
+//! 9. **[`Tools`]** (when the table has it and it is not empty): counts
+//!    consistent with its length; ranks below the tool count; name offsets
+//!    ascending, names UTF-8; each colour's ranges non-empty and inside the
+//!    tool count, its live total right; each state's colour in range, the
+//!    dead state uncoloured; each distance row inside the distance data.
 //!
 //! A word section's length (a whole number of words, and the count the
 //! header gives) is checked when that section is reached. After step 8,
@@ -75,6 +81,7 @@ pub mod layout;
 mod masks;
 pub(crate) mod meta;
 mod tokens;
+pub mod tools;
 
 pub use budget::Budget;
 pub use dfa::Dfa;
@@ -82,9 +89,11 @@ pub use entries::Entries;
 pub use header::Header;
 pub use masks::Masks;
 pub use tokens::Tokens;
+pub use tools::Tools;
 #[cfg(feature = "std")]
 pub use {
     budget::BudgetBuilder, entries::EntriesBuilder, masks::MasksBuilder, tokens::TokensBuilder,
+    tools::ToolsBuilder,
 };
 
 pub(crate) use header::as_words;
@@ -113,6 +122,8 @@ pub struct Payload<'a> {
     pub entries: Entries<'a>,
     /// Token distances and budget tiers.
     pub budget: Budget<'a>,
+    /// What a one-tool matcher reads (empty when absent).
+    pub tools: Tools<'a>,
 }
 
 /// What validation learned about a payload, enough to view it again in
@@ -201,6 +212,7 @@ pub(crate) fn read(bytes: &[u8]) -> Result<(Payload<'_>, Index), Error> {
         meta: meta::read(&src)?,
         entries: Entries::read(&src, header.start, &counts)?,
         budget: Budget::read(&src, header.start, header.max_tokens, &counts)?,
+        tools: Tools::read(&src, &counts)?,
     };
     let mut ranges = [(0, 0); layout::SECTION_COUNT];
     for (i, r) in ranges.iter_mut().enumerate() {
@@ -276,6 +288,13 @@ impl<'a> Payload<'a> {
                 distance: w(sec::DISTANCE),
                 tier_index: w(sec::TIER_INDEX),
                 tiers: w(sec::TIERS),
+            },
+            tools: Tools {
+                words: w(sec::TOOLS),
+                bytes: {
+                    let (a, e) = r(sec::TOOLS);
+                    bytes.get(4 * a..4 * e).unwrap_or_default()
+                },
             },
         }
     }
@@ -353,6 +372,7 @@ impl Payload<'_> {
         w.bytes(layout::sec::META, self.meta);
         self.entries.write(&mut w);
         self.budget.write(&mut w);
+        self.tools.write(&mut w);
         let (table, total) = Table::layout(w.lens);
         let total = u32::try_from(total).map_err(|_| WriteError::TooLarge(total as u64))?;
         let counts = Counts {
