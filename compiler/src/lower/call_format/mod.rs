@@ -159,6 +159,9 @@ struct Lower<'a, 'b> {
     eos: &'a [u32],
     used: BTreeSet<u32>,
     rules: HashMap<String, Expr>,
+    /// What follows the node being lowered in its sequence, for the stops
+    /// of `args_xml` (see [`Xml::stops`]).
+    after: Option<Node>,
     /// Encoded arguments by (group, the encoding part's place in the file).
     encoded: HashMap<(usize, Pos), Expr>,
     /// The rule being lowered, for the regions of its free text.
@@ -191,6 +194,7 @@ pub(crate) fn lower(
         used: BTreeSet::new(),
         rules: HashMap::new(),
         encoded: HashMap::new(),
+        after: None,
         rule: String::new(),
     };
     let entries: Vec<&syntax::Rule> = g.entries().collect();
@@ -309,13 +313,7 @@ impl Lower<'_, '_> {
                 )
             }
             Node::Ref(name, _) => self.rule(name)?,
-            Node::Seq(v) => {
-                let mut parts = Vec::with_capacity(v.len());
-                for x in v {
-                    parts.push(self.node(x, tool)?);
-                }
-                Expr::seq(parts)
-            }
+            Node::Seq(v) => self.seq(&v.iter().collect::<Vec<_>>(), tool)?,
             Node::Alt(v) => {
                 let mut parts = Vec::with_capacity(v.len());
                 for x in v {
@@ -367,12 +365,22 @@ impl Lower<'_, '_> {
                     mid_string: self.node(&x.mid_string, None)?,
                     mid_other: self.node(&x.mid_other, None)?,
                     close: self.node(&x.close, None)?,
-                    stop: x.stop().unwrap_or_default(),
+                    stops: x.stops(self.after.take().as_ref()),
                 });
                 self.encoded(i, *pos, &enc)?
             }
             Node::Tool(body, pos) => self.tool_block(body, *pos)?,
         })
+    }
+
+    /// `items` in turn, each knowing what follows it (see `after`).
+    fn seq(&mut self, items: &[&Node], tool: Option<usize>) -> Result<Expr, Error> {
+        let mut parts = Vec::with_capacity(items.len());
+        for (k, x) in items.iter().enumerate() {
+            self.after = items.get(k + 1).map(|&n| n.clone());
+            parts.push(self.node(x, tool)?);
+        }
+        Ok(Expr::seq(parts))
     }
 
     /// Tool `i`'s arguments in `enc`, the encoding part at `pos`: built once
@@ -443,11 +451,7 @@ impl Lower<'_, '_> {
                     Tag::Call {
                         tools: vec![i as u32],
                     },
-                    Expr::seq(
-                        rest.iter()
-                            .map(|x| self.node(x, Some(i)))
-                            .collect::<Result<Vec<_>, _>>()?,
-                    ),
+                    self.seq(&rest, Some(i))?,
                 )
             } else {
                 match shared.get(&rest_key) {
@@ -457,11 +461,7 @@ impl Lower<'_, '_> {
                             Tag::Call {
                                 tools: sharing[&rest_key].clone(),
                             },
-                            Expr::seq(
-                                rest.iter()
-                                    .map(|x| self.node(x, Some(i)))
-                                    .collect::<Result<Vec<_>, _>>()?,
-                            ),
+                            self.seq(&rest, Some(i))?,
                         ));
                         shared.insert(rest_key, e.clone());
                         e

@@ -141,21 +141,26 @@ pub struct Xml {
 }
 
 impl Xml {
-    /// The text a raw string value may never contain: `close`'s first
-    /// literal or token, trimmed of whitespace (`</parameter>` of
-    /// `"\n</parameter>\n"`), which is where a parser ends the value.
-    /// `None` when `close` begins with no text.
+    /// The tag that ends a raw string value: `close`'s first literal or
+    /// token, trimmed of whitespace (`</parameter>` of
+    /// `"\n</parameter>\n"`). `None` when `close` begins with no text.
     pub fn stop(&self) -> Option<String> {
-        fn first(n: &Node) -> Option<String> {
-            match n {
-                Node::Lit(s) if s.trim().is_empty() => None,
-                Node::Lit(s) => Some(s.trim().to_string()),
-                Node::Token(s, _) | Node::Special(s, _) => Some(s.clone()),
-                Node::Seq(v) => v.iter().find_map(first),
-                _ => None,
-            }
-        }
-        first(&self.close)
+        first_text(&self.close)
+    }
+
+    /// What a raw string value may never contain, since a parser would end
+    /// the value there: the closing tag ([`Xml::stop`]), the opening tag
+    /// of the next parameter, and the first text of `after`, what the
+    /// format writes after the parameters (`</function>`), where parsers
+    /// that read a value up to the next tag end it too.
+    pub fn stops(&self, after: Option<&Node>) -> Vec<String> {
+        let mut stops: Vec<String> = [self.stop(), first_text(&self.open)]
+            .into_iter()
+            .chain([after.and_then(first_text)])
+            .flatten()
+            .collect();
+        stops.dedup();
+        stops
     }
 
     fn parts(&self) -> [&Node; 4] {
@@ -422,6 +427,18 @@ impl Rules {
             out.push_str(";\n");
         }
         out
+    }
+}
+
+/// The first literal or token `n` writes, trimmed of whitespace; `None`
+/// when it begins with something else (or only whitespace).
+pub fn first_text(n: &Node) -> Option<String> {
+    match n {
+        Node::Lit(s) if s.trim().is_empty() => None,
+        Node::Lit(s) => Some(s.trim().to_string()),
+        Node::Token(s, _) | Node::Special(s, _) => Some(s.clone()),
+        Node::Seq(v) => v.first().and_then(first_text),
+        _ => None,
     }
 }
 

@@ -34,7 +34,7 @@ pub(crate) enum Spelling {
     },
     /// XML-style parameters: each top-level property as
     /// `open key mid value close`; a string value there is raw text that
-    /// never contains `stop`; every other value is JSON.
+    /// contains none of `stops`; every other value is JSON.
     Xml {
         /// Before the key.
         open: Expr,
@@ -44,8 +44,9 @@ pub(crate) enum Spelling {
         mid_other: Expr,
         /// After the value.
         close: Expr,
-        /// What a raw string never contains.
-        stop: String,
+        /// What a raw string never contains: the tags at which parsers
+        /// end a value.
+        stops: Vec<String>,
     },
 }
 
@@ -137,10 +138,13 @@ impl Spelling {
                 ]))
             }
             Spelling::Gemma { quote, quote_text } => {
-                let content = without(respell(&json_quoted, raw)?, quote_text)?;
+                let content = without(
+                    respell(&json_quoted, raw)?,
+                    std::slice::from_ref(quote_text),
+                )?;
                 Ok(Expr::seq([quote.clone(), content, quote.clone()]))
             }
-            Spelling::Xml { stop, .. } => without(respell(&json_quoted, raw)?, stop),
+            Spelling::Xml { stops, .. } => without(respell(&json_quoted, raw)?, stops),
             Spelling::Json => Ok(json_quoted),
         }
     }
@@ -156,7 +160,9 @@ impl Spelling {
             Spelling::Gemma { quote, quote_text } if !s.contains(quote_text.as_str()) => {
                 Expr::seq([quote.clone(), Expr::lit(s), quote.clone()])
             }
-            Spelling::Xml { stop, .. } if !s.contains(stop.as_str()) => Expr::lit(s),
+            Spelling::Xml { stops, .. } if !stops.iter().any(|t| s.contains(t.as_str())) => {
+                Expr::lit(s)
+            }
             Spelling::Gemma { .. } | Spelling::Xml { .. } => nothing(),
             Spelling::Json => json(),
         }
@@ -176,9 +182,9 @@ impl Spelling {
     pub fn keys(&self, json_quoted: Expr) -> Result<Expr, Limit> {
         match self {
             Spelling::Gemma { quote_text, .. } => {
-                let bare = without(respell(&json_quoted, raw)?, quote_text)?;
                 // A bare key ends at the first ':'.
-                without(bare, ":")
+                let stops = [quote_text.clone(), ":".to_string()];
+                without(respell(&json_quoted, raw)?, &stops)
             }
             Spelling::Python => self.strings(json_quoted, 0),
             _ => Ok(json_quoted),
@@ -207,12 +213,9 @@ fn python_literal(s: &str, q: u8) -> Expr {
     Expr::Bytes(out)
 }
 
-/// `e` without the strings that contain `text`.
-fn without(e: Expr, text: &str) -> Result<Expr, Limit> {
-    expr::intersect(
-        &[e, expr::text_except(&[text.to_string()])],
-        INTERSECT_STATES,
-    )
+/// `e` without the strings that contain one of `texts`.
+fn without(e: Expr, texts: &[String]) -> Result<Expr, Limit> {
+    expr::intersect(&[e, expr::text_except(texts)], INTERSECT_STATES)
 }
 
 /// The content of the strings of `json_quoted` (quoted, canonical JSON

@@ -29,7 +29,7 @@ fn xml() -> Spelling {
         mid_string: Expr::lit(">"),
         mid_other: Expr::lit(">"),
         close: Expr::lit("</p>\n"),
-        stop: "</p>".into(),
+        stops: vec!["</p>".into(), "<p".into()],
     }
 }
 
@@ -39,7 +39,7 @@ fn dsml() -> Spelling {
         mid_string: Expr::lit(" s>"),
         mid_other: Expr::lit(" j>"),
         close: Expr::lit("</p>"),
-        stop: "</p>".into(),
+        stops: vec!["</p>".into(), "<p".into()],
     }
 }
 
