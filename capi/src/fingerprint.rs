@@ -135,9 +135,11 @@ pub unsafe extern "C" fn tooldec_fingerprint_push_text(
     unsafe { push(f, Kind::Text, bytes, len) }
 }
 
-/// The next token id is a special (control or added) token named `name`
-/// (`len` bytes, not NUL-terminated): its text as the tokenizer lists it,
-/// `<|endoftext|>` for example. Special tokens never match text.
+/// The next token id is a special token (a control token, or an added
+/// token marked special) named `name` (`len` bytes, not NUL-terminated):
+/// its text as the tokenizer lists it, `<|endoftext|>` for example. Special
+/// tokens never match text; an added token that is not special (a GGUF
+/// user-defined token) is text, pushed with `tooldec_fingerprint_push_text`.
 ///
 /// Errors as `tooldec_fingerprint_push_text`.
 ///

@@ -38,7 +38,7 @@ const TAG: &[u8] = b"tooldec-vocab-v1\0";
 
 /// The kind byte of a text token.
 const TEXT: u8 = 0;
-/// The kind byte of a special (or added) token.
+/// The kind byte of a special token.
 const SPECIAL: u8 = 1;
 /// The kind byte of an id the tokenizer leaves unused.
 const UNUSED: u8 = 2;
@@ -71,8 +71,9 @@ impl Fingerprint {
         self.push(TEXT, bytes);
     }
 
-    /// The next id is a special (or added) token named `name`: it never
-    /// matches text, so its name is hashed apart from text tokens'.
+    /// The next id is a special token named `name` (a control token, an
+    /// added token marked special; a non-special added token is text): it
+    /// never matches text, so its name is hashed apart from text tokens'.
     pub fn push_special(&mut self, name: impl AsRef<[u8]>) {
         self.push(SPECIAL, name.as_ref());
     }

@@ -159,8 +159,10 @@ static void set_error(char *err, size_t err_len, const char *msg) {
 
 /*
  * The classification mirrors compiler/src/vocab/gguf.rs (GGUF token types
- * 2-4 special, 5 unused, 1 and 6 text) through the attributes llama.cpp
- * derives from those types. Checked here against the stand-in vocabulary
+ * 2-3 special, 5 unused, 1, 4 and 6 text) through the attributes llama.cpp
+ * derives from those types. A user-defined token (a non-special added
+ * token) is text: llama_token_to_piece renders it as its text whether or
+ * not `special` is asked for. Checked here against the stand-in vocabulary
  * (test/llama_standin.c); checking it against a real llama.cpp build and
  * model (whose loader may retag a few tokens, e.g. end-of-turn tokens as
  * control) is the job of the engine-bindings issue.
@@ -186,7 +188,7 @@ tooldec_status tooldec_llama_vocab_fingerprint(const struct llama_vocab *vocab,
     }
     int32_t cap = 256;
     char *piece = malloc((size_t)cap);
-    const int special = LLAMA_TOKEN_ATTR_UNKNOWN | LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_USER_DEFINED;
+    const int special = LLAMA_TOKEN_ATTR_UNKNOWN | LLAMA_TOKEN_ATTR_CONTROL;
     for (llama_token t = 0; t < n && s == TOOLDEC_OK && piece; t++) {
         enum llama_token_attr attr = llama_vocab_get_attr(vocab, t);
         if (attr & LLAMA_TOKEN_ATTR_UNUSED) {

@@ -77,10 +77,10 @@ struct llama_sampler *tooldec_llama_sampler_init(const tooldec_artifact *artifac
  * The vocabulary fingerprint of `vocab` as tooldec defines it
  * (runtime/FORMAT.md), into `out` (TOOLDEC_FINGERPRINT_BYTES bytes): per
  * token id, an unused token (LLAMA_TOKEN_ATTR_UNUSED) as unused; an
- * unknown, control or user-defined token as a special token named by its
- * text; any other token as text, its bytes being llama_token_to_piece's
- * (the byte of a byte token, a space for SentencePiece's U+2581, the bytes
- * of a byte-level BPE token). That is how tooldec-compile reads the
+ * unknown or control token as a special token named by its text; any
+ * other token as text, its bytes being llama_token_to_piece's (the byte of
+ * a byte token, a space for SentencePiece's U+2581, the bytes of a
+ * byte-level BPE token, a user-defined token's text as it stands). That is how tooldec-compile reads the
  * GGUF's token types. TOOLDEC_OK, or a status with a message in `err`.
  */
 tooldec_status tooldec_llama_vocab_fingerprint(const struct llama_vocab *vocab,

@@ -15,9 +15,14 @@
 //!   (type 6) are `<0xNN>`; the decoder drops the space it prepends unless
 //!   `tokenizer.ggml.add_space_prefix` is false.
 //!
-//! Token types: 1 normal and 6 byte are text; 2 unknown, 3 control and
-//! 4 user-defined are special (as added tokens are for `tokenizer.json`:
-//! they match only their id); 5 unused is unused.
+//! Token types: 1 normal and 6 byte are text; 2 unknown and 3 control are
+//! special (as special added tokens are for `tokenizer.json`: they match
+//! only their id); 5 unused is unused. 4 user-defined is text, its bytes
+//! the token string as it stands: the GGUF form of a non-special added
+//! token (llama.cpp's converter writes `"special": false` added tokens as
+//! user-defined, with SentencePiece's `▁` already turned into spaces), and
+//! llama.cpp's `token_to_piece` renders a user-defined token as its text,
+//! special or not, with no byte-level or `▁` decoding.
 
 use std::fs::File;
 use std::io::{BufReader, Read};
@@ -358,7 +363,8 @@ impl Vocab {
         for (id, text) in names.into_iter().enumerate() {
             let ty = types.get(id).copied().unwrap_or(1);
             let token = match ty {
-                2..=4 => Token::Special(text),
+                2 | 3 => Token::Special(text),
+                4 => Token::Text(text.into_bytes()),
                 5 => Token::Unused,
                 6 => match parse_byte_token(&text) {
                     Some(b) => Token::Text(vec![b]),
@@ -533,9 +539,15 @@ mod tests {
                     "world",
                     "[INST]",
                     "<unused0>",
+                    "\n\n",
+                    "  ",
+                    "\u{2581}\u{2581}",
                 ],
             )
-            .i32s("tokenizer.ggml.token_type", &[2, 3, 3, 6, 1, 1, 4, 5])
+            .i32s(
+                "tokenizer.ggml.token_type",
+                &[2, 3, 3, 6, 1, 1, 3, 5, 4, 4, 4],
+            )
             .strings("tokenizer.ggml.merges", &["\u{2581} h", "h e"])
             .u32("tokenizer.ggml.bos_token_id", 1)
             .u32("tokenizer.ggml.eos_token_id", 2)
@@ -560,10 +572,15 @@ mod tests {
                 Token::Text(b"world".to_vec()),
                 Token::Special("[INST]".into()),
                 Token::Unused,
+                // User-defined tokens are their text as it stands, as
+                // llama.cpp renders them: no `▁` decoding.
+                Token::Text(b"\n\n".to_vec()),
+                Token::Text(b"  ".to_vec()),
+                Token::Text("\u{2581}\u{2581}".as_bytes().to_vec()),
             ]
         );
         assert!(
-            v.label.starts_with("tiny spm (spm.gguf, 8 tokens"),
+            v.label.starts_with("tiny spm (spm.gguf, 11 tokens"),
             "{}",
             v.label
         );
@@ -574,6 +591,8 @@ mod tests {
         let v = Vocab::from_gguf(&p, &["[INST]".into()]).unwrap();
         assert_eq!(v.eos, vec![6]);
         let e = Vocab::from_gguf(&p, &["world".into()]).unwrap_err();
+        assert!(e.message().contains("text token"), "{e}");
+        let e = Vocab::from_gguf(&p, &["8".into()]).unwrap_err();
         assert!(e.message().contains("text token"), "{e}");
         let off = write(
             "nospace.gguf",
@@ -590,9 +609,16 @@ mod tests {
             .str("tokenizer.ggml.model", "gpt2")
             .strings(
                 "tokenizer.ggml.tokens",
-                &["\u{120}hi", "\u{10a}", "<|im_end|>", "<|eot|>"],
+                &[
+                    "\u{120}hi",
+                    "\u{10a}",
+                    "<|im_end|>",
+                    "<|eot|>",
+                    "<tool_call>",
+                    "\u{120}x",
+                ],
             )
-            .i32s("tokenizer.ggml.token_type", &[1, 1, 3, 3])
+            .i32s("tokenizer.ggml.token_type", &[1, 1, 3, 3, 4, 4])
             .u32("tokenizer.ggml.eos_token_id", 2)
             .u32("tokenizer.ggml.eot_token_id", 3);
         let p = write("bpe.gguf", &g.bytes(3));
@@ -601,6 +627,10 @@ mod tests {
         assert!(!v.leading_space);
         assert_eq!(v.tokens[0], Token::Text(b" hi".to_vec()));
         assert_eq!(v.tokens[1], Token::Text(b"\n".to_vec()));
+        // User-defined (Qwen2.5's `<tool_call>`): the text as it stands,
+        // never through the byte-level alphabet.
+        assert_eq!(v.tokens[4], Token::Text(b"<tool_call>".to_vec()));
+        assert_eq!(v.tokens[5], Token::Text("\u{120}x".as_bytes().to_vec()));
         assert_eq!(v.eos, vec![2, 3]);
     }
 

@@ -9,9 +9,14 @@
 //!   written in GPT-2's printable alphabet for the 256 bytes; invert it.
 //! - SentencePiece style (Mistral, Llama 2): `▁` stands for a space and
 //!   `<0xNN>` tokens are raw bytes (byte fallback); other tokens are UTF-8.
-//! - Added tokens (special or not) are never text: a special token matches
-//!   only its id. So `<tool_call>` in a Qwen vocabulary is never produced by
-//!   writing its letters.
+//! - Added tokens: a *special* added token (`"special": true`) is never
+//!   text; it matches only its id. A non-special added token
+//!   (`"special": false`) decodes to its content, so it is a text token
+//!   with the bytes the decoder makes of that content: Gemma's `\n`,
+//!   `\n\n`, runs of spaces and `<unusedN>`, Qwen2.5's `<tool_call>`. A
+//!   format's `token("<tool_call>")` then finds no special token by that
+//!   name and falls back to the text, which that added token (and any other
+//!   spelling of the same bytes) matches.
 
 mod gguf;
 
@@ -29,7 +34,8 @@ use crate::error::{Error, ErrorKind};
 pub enum Token {
     /// A text token and its exact bytes.
     Text(Vec<u8>),
-    /// A special or added token, named; it never matches text.
+    /// A special token (a special added token, a GGUF control token),
+    /// named; it never matches text.
     Special(String),
     /// An id the tokenizer leaves unused.
     Unused,
@@ -337,9 +343,10 @@ fn read_tokens(tok: &tokenizers::Tokenizer, shown: &str) -> Result<ReadTokens, E
     let mut tokens = vec![Token::Unused; n];
     let unicode_to_byte = byte_level_inverse();
     for (text, &id) in &vocab {
-        let token = if let Some(a) = added.get(&id) {
-            Token::Special(a.content.clone())
-        } else if kind == VocabKind::ByteLevel {
+        if added.contains_key(&id) {
+            continue; // below
+        }
+        let token = if kind == VocabKind::ByteLevel {
             let mut bytes = Vec::with_capacity(text.len());
             for c in text.chars() {
                 match unicode_to_byte.get(&c) {
@@ -352,16 +359,23 @@ fn read_tokens(tok: &tokenizers::Tokenizer, shown: &str) -> Result<ReadTokens, E
                 }
             }
             Token::Text(bytes)
-        } else if let Some(b) = byte_fallback.then(|| parse_byte_token(text)).flatten() {
-            Token::Text(vec![b])
         } else {
-            Token::Text(text.replace('\u{2581}', " ").into_bytes())
+            Token::Text(piece_bytes(text, byte_fallback))
         };
         tokens[id as usize] = token;
     }
     for (&id, a) in &added {
         if (id as usize) < n {
-            tokens[id as usize] = Token::Special(a.content.clone());
+            tokens[id as usize] = if a.special {
+                Token::Special(a.content.clone())
+            } else {
+                Token::Text(added_text(
+                    &a.content,
+                    kind,
+                    byte_fallback,
+                    &unicode_to_byte,
+                ))
+            };
         }
     }
     Ok(ReadTokens {
@@ -369,6 +383,43 @@ fn read_tokens(tok: &tokenizers::Tokenizer, shown: &str) -> Result<ReadTokens, E
         kind,
         leading_space,
     })
+}
+
+/// The bytes of a SentencePiece-style piece: `<0xNN>` is byte NN where the
+/// decoder has byte fallback, and `▁` is a space.
+fn piece_bytes(text: &str, byte_fallback: bool) -> Vec<u8> {
+    match byte_fallback.then(|| parse_byte_token(text)).flatten() {
+        Some(b) => vec![b],
+        None => text.replace('\u{2581}', " ").into_bytes(),
+    }
+}
+
+/// The bytes a non-special added token decodes to: what the tokenizer's
+/// decoder makes of its content, as `tokenizers`' `decode` passes it.
+///
+/// - Byte-level: the decoder maps a token through GPT-2's alphabet when
+///   every character is in it and keeps its UTF-8 otherwise
+///   (`tokenizers`' `ByteLevel::decode_chain`). Printable ASCII maps to
+///   itself, so `<tool_call>` is its own bytes either way, and content
+///   with a space or a newline (outside the alphabet) is its UTF-8; unlike
+///   a vocabulary token, no character is an error.
+/// - SentencePiece style: as a vocabulary token (`▁` a space, `<0xNN>` a
+///   byte): Gemma's added runs of `▁` decode to runs of spaces.
+fn added_text(
+    content: &str,
+    kind: VocabKind,
+    byte_fallback: bool,
+    unicode_to_byte: &std::collections::HashMap<char, u8>,
+) -> Vec<u8> {
+    match kind {
+        VocabKind::ByteLevel => content
+            .chars()
+            .map(|c| unicode_to_byte.get(&c).copied())
+            .collect::<Option<Vec<u8>>>()
+            .unwrap_or_else(|| content.as_bytes().to_vec()),
+        VocabKind::SentencePiece => piece_bytes(content, byte_fallback),
+        VocabKind::Raw => content.as_bytes().to_vec(),
+    }
 }
 
 /// A decoder and, for `Sequence`, its parts.
@@ -483,5 +534,176 @@ impl<'a> TokenText<'a> {
             !b.iter()
                 .any(|&x| x >= crate::lower::call_format::ENTRY_ESCAPE)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn added(id: u32, content: &str, special: bool) -> Value {
+        serde_json::json!({"id": id, "content": content, "single_word": false, "lstrip": false,
+            "rstrip": false, "normalized": false, "special": special})
+    }
+
+    /// A byte-level BPE tokenizer.json: `<|endoftext|>` a special added
+    /// token, `<tool_call>` (as in Qwen2.5), `a b` (a space, outside GPT-2's
+    /// alphabet) and `Ġx` (inside it) non-special added tokens.
+    fn byte_level(tool_call_special: bool) -> String {
+        serde_json::json!({
+            "version": "1.0", "truncation": null, "padding": null,
+            "added_tokens": [
+                added(5, "<|endoftext|>", true),
+                added(6, "<tool_call>", tool_call_special),
+                added(7, "a b", false),
+                added(8, "\u{120}x", false),
+            ],
+            "normalizer": null,
+            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
+            "post_processor": null,
+            "decoder": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true},
+            "model": {"type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
+                "end_of_word_suffix": null, "fuse_unk": false, "byte_fallback": false,
+                "vocab": {"a": 0, "b": 1, "\u{120}": 2, "\u{120}a": 3, "\u{10a}": 4},
+                "merges": ["\u{120} a"]}
+        })
+        .to_string()
+    }
+
+    /// A Gemma-style tokenizer.json (SentencePiece-converted BPE with byte
+    /// fallback): `<pad>` and `<eos>` special; `\n`, `▁▁` and `<unused0>`
+    /// added but not special.
+    fn gemma_like() -> String {
+        serde_json::json!({
+            "version": "1.0", "truncation": null, "padding": null,
+            "added_tokens": [
+                added(0, "<pad>", true),
+                added(1, "<eos>", true),
+                added(6, "\n", false),
+                added(7, "\u{2581}\u{2581}", false),
+                added(8, "<unused0>", false),
+            ],
+            "normalizer": {"type": "Replace", "pattern": {"String": " "}, "content": "\u{2581}"},
+            "pre_tokenizer": null,
+            "post_processor": null,
+            "decoder": {"type": "Sequence", "decoders": [
+                {"type": "Replace", "pattern": {"String": "\u{2581}"}, "content": " "},
+                {"type": "ByteFallback"}, {"type": "Fuse"}]},
+            "model": {"type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
+                "end_of_word_suffix": null, "fuse_unk": false, "byte_fallback": true,
+                "vocab": {"<pad>": 0, "<eos>": 1, "<0x0A>": 2, "\u{2581}": 3, "a": 4, "\u{2581}a": 5,
+                    "\n": 6, "\u{2581}\u{2581}": 7},
+                "merges": ["\u{2581} a"]}
+        })
+        .to_string()
+    }
+
+    fn write(name: &str, json: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("tooldec-vocab-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join(name);
+        std::fs::write(&p, json).unwrap();
+        p
+    }
+
+    /// Each non-special added token's bytes are what the tokenizer decodes
+    /// its id to.
+    fn decodes_as_tokenizers_does(json: &str, v: &Vocab, ids: &[u32]) {
+        let tok: tokenizers::Tokenizer = json.parse().unwrap();
+        for &id in ids {
+            let decoded = tok.decode(&[id], false).unwrap();
+            assert_eq!(
+                v.tokens[id as usize],
+                Token::Text(decoded.clone().into_bytes()),
+                "token {id}: tokenizers decodes it to {decoded:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn non_special_added_tokens_are_text() {
+        let json = byte_level(false);
+        let v = Vocab::from_tokenizer_json(&write("bl.json", &json), &["<|endoftext|>".into()])
+            .unwrap();
+        assert_eq!(v.kind, VocabKind::ByteLevel);
+        assert_eq!(
+            v.tokens,
+            vec![
+                Token::Text(b"a".to_vec()),
+                Token::Text(b"b".to_vec()),
+                Token::Text(b" ".to_vec()),
+                Token::Text(b" a".to_vec()),
+                Token::Text(b"\n".to_vec()),
+                Token::Special("<|endoftext|>".into()),
+                Token::Text(b"<tool_call>".to_vec()),
+                Token::Text(b"a b".to_vec()),
+                Token::Text(b" x".to_vec()),
+            ]
+        );
+        assert_eq!(v.eos, vec![5]);
+        assert_eq!(v.specials(), BTreeMap::from([(5, "<|endoftext|>")]));
+        decodes_as_tokenizers_does(&json, &v, &[6, 7, 8]);
+        // The tokenizer writes `<tool_call>` as that one added token.
+        let tok: tokenizers::Tokenizer = json.parse().unwrap();
+        assert_eq!(tok.encode("<tool_call>", false).unwrap().get_ids(), &[6]);
+        // A name resolves to the text token; EOS must still be special.
+        assert_eq!(v.resolve("<tool_call>"), Ok(6));
+        let e = Vocab::from_tokenizer_json(&write("bl.json", &json), &["<tool_call>".into()])
+            .unwrap_err();
+        assert!(e.message().contains("is a text token"), "{e}");
+        // Marked special, the same token is special again.
+        let v = Vocab::from_tokenizer_json(
+            &write("bl-special.json", &byte_level(true)),
+            &["<|endoftext|>".into()],
+        )
+        .unwrap();
+        assert_eq!(v.tokens[6], Token::Special("<tool_call>".into()));
+    }
+
+    #[test]
+    fn gemma_style_added_tokens_decode_through_the_decoder() {
+        let json = gemma_like();
+        let v = Vocab::from_tokenizer_json(&write("gemma.json", &json), &["<eos>".into()]).unwrap();
+        assert_eq!(v.kind, VocabKind::SentencePiece);
+        assert!(!v.leading_space);
+        assert_eq!(v.tokens[0], Token::Special("<pad>".into()));
+        assert_eq!(v.tokens[1], Token::Special("<eos>".into()));
+        assert_eq!(v.tokens[2], Token::Text(b"\n".to_vec()));
+        assert_eq!(v.tokens[6], Token::Text(b"\n".to_vec()));
+        // An added run of `▁` is a run of spaces, as the decoder says.
+        assert_eq!(v.tokens[7], Token::Text(b"  ".to_vec()));
+        // A placeholder decodes to its name, so it is that text.
+        assert_eq!(v.tokens[8], Token::Text(b"<unused0>".to_vec()));
+        assert_eq!(v.eos, vec![1]);
+        decodes_as_tokenizers_does(&json, &v, &[6, 7, 8]);
+        let tok: tokenizers::Tokenizer = json.parse().unwrap();
+        assert_eq!(tok.encode("a\na", false).unwrap().get_ids(), &[4, 6, 4]);
+    }
+
+    #[test]
+    fn the_fingerprint_sees_added_text() {
+        let json = byte_level(false);
+        let v = Vocab::from_tokenizer_json(&write("fp.json", &json), &["<|endoftext|>".into()])
+            .unwrap();
+        let fp = Vocab::fingerprint_tokenizer_json(&json).unwrap();
+        // The serving side's fingerprint (from the JSON text) is the
+        // compiler's, and the same every time.
+        assert_eq!(fp, v.fingerprint());
+        assert_eq!(fp, Vocab::fingerprint_tokenizer_json(&json).unwrap());
+        // By hand: the runtime's builder fed the table.
+        let mut f = tooldec_runtime::Fingerprint::new(9);
+        for t in ["a", "b", " ", " a", "\n"] {
+            f.push_text(t.as_bytes());
+        }
+        f.push_special("<|endoftext|>");
+        for t in ["<tool_call>", "a b", " x"] {
+            f.push_text(t.as_bytes());
+        }
+        assert_eq!(fp, f.finish());
+        // A special <tool_call> is another vocabulary.
+        assert_ne!(
+            fp,
+            Vocab::fingerprint_tokenizer_json(&byte_level(true)).unwrap()
+        );
     }
 }
