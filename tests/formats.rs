@@ -49,14 +49,14 @@ fn entries_are_recorded_and_the_first_is_the_default() {
     let a = artifact("hermes");
     let g = a.grammar();
     let names: Vec<&str> = g.entries().map(|e| e.0).collect();
-    assert_eq!(names, ["start", "calls", "call"]);
+    assert_eq!(names, ["start", "calls", "call", "auto", "required", "one"]);
     assert_eq!(g.entry_state("start"), Some(g.start_state()));
     assert!(g.matcher_at("nope").is_none());
     let meta: serde_json::Value = serde_json::from_str(g.metadata()).unwrap();
     assert_eq!(meta["format"], "hermes");
     assert_eq!(
         meta["entries"],
-        serde_json::json!(["start", "calls", "call"])
+        serde_json::json!(["start", "calls", "call", "auto", "required", "one"])
     );
     // One entry only: no selector state.
     let one = Options {
@@ -410,4 +410,505 @@ fn format_names_and_unknown_is_a_usage_error() {
             .contains("react, hermes, llama3, mistral, json, toolken"),
         "{e}"
     );
+}
+
+/// Splits `text` into token ids of `v` (a [`small_vocab`]): each marker in
+/// `specials` as its special token, every other byte as its byte token.
+fn tokenize_small(v: &Vocab, specials: &[&str], text: &str) -> Vec<u32> {
+    let ids: Vec<(&[u8], u32)> = specials
+        .iter()
+        .map(|s| {
+            let i = v
+                .tokens
+                .iter()
+                .position(|t| *t == Token::Special(s.to_string()))
+                .unwrap_or_else(|| panic!("no special {s}"));
+            (s.as_bytes(), i as u32)
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut rest = text.as_bytes();
+    'outer: while let Some(&b) = rest.first() {
+        for (s, i) in &ids {
+            if let Some(r) = rest.strip_prefix(*s) {
+                out.push(*i);
+                rest = r;
+                continue 'outer;
+            }
+        }
+        out.push(u32::from(b));
+        rest = &rest[1..];
+    }
+    out
+}
+
+/// Checks a shipped format on whole texts, per entry: on the built-in GPT-2
+/// vocabulary (every marker spelled as text), and on a small vocabulary that
+/// has the markers as special tokens (the texts cut at them).
+fn check_format(format: &str, markers: &[&str], cases: &[(&str, &str, bool)]) {
+    let a = artifact(format);
+    let names: Vec<&str> = a.grammar().entries().map(|e| e.0).collect();
+    for (entry, text, want) in cases {
+        assert!(names.contains(entry), "{format}: no entry {entry}");
+        assert_eq!(
+            accepts(&a, entry, text),
+            *want,
+            "{format} {entry} (text markers): {text:?}"
+        );
+    }
+    let v = small_vocab(&[], markers);
+    let a = build(format, &v);
+    for (entry, text, want) in cases {
+        let toks = tokenize_small(&v, markers, text);
+        assert_eq!(
+            feed(&a, entry, &toks),
+            *want,
+            "{format} {entry} (special markers): {text:?}"
+        );
+    }
+}
+
+/// The entries of a format without reasoning, and of one with it.
+const PLAIN_ENTRIES: [&str; 3] = ["auto", "required", "one"];
+const THINK_ENTRIES: [&str; 6] = [
+    "auto",
+    "required",
+    "one",
+    "think-auto",
+    "think-required",
+    "think-one",
+];
+
+#[test]
+fn every_shipped_format_has_the_tool_choice_entries() {
+    let old = [
+        ("react", vec!["start", "parallel"]),
+        ("hermes", vec!["start", "calls", "call"]),
+        ("llama3", vec!["start"]),
+        ("mistral", vec!["start"]),
+        ("json", vec!["start", "call"]),
+        ("toolken", vec!["start", "call"]),
+    ];
+    for name in CallFormat::shipped_names() {
+        let f = CallFormat::load(name).unwrap();
+        let entries = f.entries();
+        if let Some((_, first)) = old.iter().find(|o| o.0 == name) {
+            // The old entries stay first, in their order; then the shared ones.
+            assert_eq!(&entries[..first.len()], &first[..], "{name}");
+            for e in PLAIN_ENTRIES {
+                assert!(entries.iter().any(|x| x == e), "{name}: no {e}");
+            }
+        } else if entries.len() == 6 {
+            assert_eq!(entries, THINK_ENTRIES, "{name}");
+        } else {
+            assert_eq!(entries, PLAIN_ENTRIES, "{name}");
+        }
+    }
+}
+
+#[test]
+fn qwen3_blocks_and_reasoning() {
+    let paris = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+    let utc = "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"timezone\": \"UTC\"}}\n</tool_call>";
+    check_format(
+        "qwen3",
+        &["<tool_call>", "</tool_call>", "</think>"],
+        &[
+            (
+                "auto",
+                &format!("Let me look that up.\n{paris}\n{utc}"),
+                true,
+            ),
+            ("auto", "Just an answer.", true),
+            ("required", &format!("{paris}\n{utc}"), true),
+            ("required", &format!("Sure.\n{paris}"), false),
+            ("one", paris, true),
+            ("one", &format!("{paris}\n{utc}"), false),
+            (
+                "think-one",
+                &format!("The user wants the weather.\n</think>\n\n{paris}"),
+                true,
+            ),
+            ("think-auto", "Easy.\n</think>\n\nIt is sunny.", true),
+            ("think-required", "Easy.\n</think>\n\nIt is sunny.", false),
+        ],
+    );
+}
+
+#[test]
+fn qwen3_coder_parameters() {
+    let call = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>";
+    let utc = "<tool_call>\n<function=get_time>\n<parameter=timezone>\nUTC\n</parameter>\n</function>\n</tool_call>";
+    check_format(
+        "qwen3-coder",
+        &["<tool_call>", "</tool_call>", "</think>"],
+        &[
+            ("auto", &format!("I'll check.\n\n{call}\n{utc}"), true),
+            ("required", &format!("\n{call}\n{utc}"), true),
+            ("required", &format!("{call}{utc}"), true),
+            ("one", call, true),
+            // A string value is raw text: multi-line, quotes as they are.
+            (
+                "one",
+                "<tool_call>\n<function=get_time>\n<parameter=timezone>\nEurope/\"Paris\"\nline 2\n</parameter>\n</function>\n</tool_call>",
+                true,
+            ),
+            // A number is JSON.
+            (
+                "one",
+                "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\nthree\n</parameter>\n</function>\n</tool_call>",
+                false,
+            ),
+            ("think-required", &format!("Need it.\n</think>\n\n{call}"), true),
+        ],
+    );
+}
+
+#[test]
+fn glm_arg_pairs_with_and_without_newlines() {
+    let markers = [
+        "<tool_call>",
+        "</tool_call>",
+        "<arg_key>",
+        "</arg_key>",
+        "<arg_value>",
+        "</arg_value>",
+        "</think>",
+    ];
+    let c45 = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>";
+    let t45 = "<tool_call>get_time\n<arg_key>timezone</arg_key>\n<arg_value>UTC</arg_value>\n</tool_call>";
+    check_format(
+        "glm-4.5",
+        &markers,
+        &[
+            ("auto", &format!("Let me check.\n{c45}\n{t45}"), true),
+            ("required", &format!("\n{c45}\n{t45}"), true),
+            ("one", c45, true),
+            ("one", &c45.replace('\n', ""), false),
+            ("think-one", &format!("Weather.</think>\n{c45}"), true),
+        ],
+    );
+    let c47 = "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>days</arg_key><arg_value>3</arg_value></tool_call>";
+    let t47 =
+        "<tool_call>get_time<arg_key>timezone</arg_key><arg_value>UTC</arg_value></tool_call>";
+    check_format(
+        "glm-4.7",
+        &markers,
+        &[
+            ("auto", &format!("Let me check.{c47}{t47}"), true),
+            ("required", &format!("{c47}{t47}"), true),
+            ("one", c47, true),
+            ("one", c45, false),
+            ("think-auto", "Weather.</think>It is sunny.", true),
+        ],
+    );
+}
+
+#[test]
+fn deepseek_sections() {
+    let markers = [
+        "<｜tool▁calls▁begin｜>",
+        "<｜tool▁calls▁end｜>",
+        "<｜tool▁call▁begin｜>",
+        "<｜tool▁call▁end｜>",
+        "<｜tool▁sep｜>",
+        "</think>",
+    ];
+    let r1 = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Paris\"}\n```<｜tool▁call▁end｜>\n<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_time\n```json\n{\"timezone\": \"UTC\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+    check_format(
+        "deepseek-r1",
+        &markers,
+        &[
+            ("auto", &format!("Sure.{r1}"), true),
+            ("required", r1, true),
+            ("one", r1, false),
+            ("think-required", &format!("Hmm.\n</think>\n\n{r1}"), true),
+        ],
+    );
+    let v31 = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"city\": \"Paris\"}<｜tool▁call▁end｜><｜tool▁call▁begin｜>get_time<｜tool▁sep｜>{\"timezone\": \"UTC\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+    check_format(
+        "deepseek-v3.1",
+        &markers,
+        &[
+            ("auto", &format!("Sure.{v31}"), true),
+            ("required", v31, true),
+            ("one", v31, false),
+            ("one", r1, false),
+            ("think-auto", &format!("Hmm.</think>{v31}"), true),
+        ],
+    );
+    let v32 = "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Paris</｜DSML｜parameter>\n<｜DSML｜parameter name=\"days\" string=\"false\">3</｜DSML｜parameter>\n</｜DSML｜invoke>\n<｜DSML｜invoke name=\"get_time\">\n<｜DSML｜parameter name=\"timezone\" string=\"true\">UTC</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>";
+    check_format(
+        "deepseek-v3.2",
+        &["</think>"],
+        &[
+            ("auto", &format!("Let me check.\n\n{v32}"), true),
+            ("required", &format!("\n\n{v32}"), true),
+            ("required", v32, true),
+            ("one", v32, false),
+            ("think-required", &format!("Hmm.</think>\n\n{v32}"), true),
+            // string="true" marks a raw string, string="false" JSON.
+            (
+                "required",
+                &v32.replace("\"days\" string=\"false\"", "\"days\" string=\"true\""),
+                false,
+            ),
+        ],
+    );
+}
+
+#[test]
+fn kimi_k2_sections_and_ids() {
+    let markers = [
+        "<|tool_calls_section_begin|>",
+        "<|tool_calls_section_end|>",
+        "<|tool_call_begin|>",
+        "<|tool_call_argument_begin|>",
+        "<|tool_call_end|>",
+        "</think>",
+    ];
+    let two = "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Paris\"}<|tool_call_end|><|tool_call_begin|>functions.get_time:1<|tool_call_argument_begin|>{\"timezone\": \"UTC\"}<|tool_call_end|><|tool_calls_section_end|>";
+    check_format(
+        "kimi-k2",
+        &markers,
+        &[
+            ("auto", &format!("Let me check.{two}"), true),
+            ("required", two, true),
+            ("one", two, false),
+            ("required", &two.replace(":1<", ":9999<"), true),
+            ("required", &two.replace(":1<", ":10000<"), false),
+            ("required", &two.replace(":1<", ":01<"), false),
+            ("think-one", "Hmm.</think><|tool_calls_section_begin|><|tool_call_begin|>functions.get_time:3<|tool_call_argument_begin|>{\"timezone\": \"UTC\"}<|tool_call_end|><|tool_calls_section_end|>", true),
+        ],
+    );
+}
+
+#[test]
+fn gpt_oss_harmony_headers() {
+    let markers = [
+        "<|start|>",
+        "<|end|>",
+        "<|message|>",
+        "<|channel|>",
+        "<|constrain|>",
+        "<|call|>",
+    ];
+    let analysis = "<|channel|>analysis<|message|>User wants the weather.<|end|><|start|>assistant";
+    let call = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|>";
+    let call_role = " to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|>";
+    check_format(
+        "gpt-oss",
+        &markers,
+        &[
+            ("auto", &format!("{analysis}{call}"), true),
+            ("auto", &format!("{analysis}<|channel|>final<|message|>It is sunny."), true),
+            ("auto", &format!("{analysis}<|channel|>commentary<|message|>Checking.<|end|><|start|>assistant{call}"), true),
+            ("required", call, true),
+            ("required", call_role, true),
+            ("required", &call.replace(" <|constrain|>json", ""), true),
+            ("required", &call.replace(" <|constrain|>json", " json"), true),
+            ("required", &call.replace(" <|constrain|>", "<|constrain|>"), true),
+            ("required", &format!("{analysis}<|channel|>final<|message|>No."), false),
+            ("one", &format!("{call}{call}"), false),
+            ("think-one", &format!("Weather.<|end|><|start|>assistant{call}"), true),
+            ("think-auto", "Hi.<|end|><|start|>assistant<|channel|>final<|message|>Hello.", true),
+        ],
+    );
+}
+
+#[test]
+fn llama_json_and_pythonic() {
+    let one = "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}";
+    let utc = "{\"name\": \"get_time\", \"parameters\": {\"timezone\": \"UTC\"}}";
+    check_format(
+        "llama3",
+        &["<|python_tag|>"],
+        &[
+            ("start", one, true),
+            ("start", &format!("<|python_tag|>{one}"), false),
+            ("auto", one, true),
+            ("auto", "It is sunny.", true),
+            ("auto", "{not a call", false),
+            ("required", &format!("<|python_tag|>{one}; {utc}"), true),
+            ("one", &format!("<|python_tag|>{one}"), true),
+            ("one", &format!("{one}; {utc}"), false),
+        ],
+    );
+    let list = "[get_weather(city='Paris', days=3), get_time(timezone=\"UTC\")]";
+    check_format(
+        "llama-pythonic",
+        &["<|python_start|>", "<|python_end|>"],
+        &[
+            ("auto", list, true),
+            ("auto", "It is sunny.", true),
+            ("required", list, true),
+            ("required", &format!("<|python_start|>{list}<|python_end|>"), true),
+            ("one", "[get_weather(city='Paris')]", true),
+            ("one", list, false),
+            ("one", "[search_flights(from='SFO', to='JFK', flexible={'days': 2, 'nearby': True}, note=None)]", true),
+            ("one", "[get_weather(city=Paris)]", false),
+        ],
+    );
+}
+
+#[test]
+fn mistral_v11_calls() {
+    let two = "[TOOL_CALLS]get_weather[ARGS]{\"city\": \"Paris\"}[TOOL_CALLS]get_time[ARGS]{\"timezone\": \"UTC\"}";
+    check_format(
+        "mistral-v11",
+        &["[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[/THINK]"],
+        &[
+            ("auto", &format!("Sure.{two}"), true),
+            ("auto", "Sure.", true),
+            ("required", two, true),
+            (
+                "one",
+                "[TOOL_CALLS]get_weather[CALL_ID]a1b2c3d4e[ARGS]{\"city\": \"Paris\"}",
+                true,
+            ),
+            (
+                "one",
+                "[TOOL_CALLS]get_weather[CALL_ID]a1b2[ARGS]{\"city\": \"Paris\"}",
+                false,
+            ),
+            ("one", two, false),
+            ("think-required", &format!("Weather.[/THINK]{two}"), true),
+        ],
+    );
+}
+
+#[test]
+fn minimax_m2_invokes() {
+    let block = "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n<parameter name=\"days\">3</parameter>\n</invoke>\n<invoke name=\"get_time\">\n<parameter name=\"timezone\">UTC</parameter>\n</invoke>\n</minimax:tool_call>";
+    check_format(
+        "minimax-m2",
+        &["<minimax:tool_call>", "</minimax:tool_call>", "</think>"],
+        &[
+            ("auto", &format!("Let me check.\n{block}"), true),
+            ("required", block, true),
+            ("one", block, false),
+            (
+                "think-required",
+                &format!("Hmm.\n</think>\n\n{block}"),
+                true,
+            ),
+        ],
+    );
+}
+
+#[test]
+fn granite_lists() {
+    let list = "[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}, {\"name\": \"get_time\", \"arguments\": {\"timezone\": \"UTC\"}}]";
+    check_format(
+        "granite",
+        &["<|tool_call|>"],
+        &[
+            ("auto", &format!("<|tool_call|>{list}"), true),
+            ("auto", "It is sunny.", true),
+            ("required", &format!("<|tool_call|>{list}"), true),
+            ("required", &format!("<tool_call>{list}"), true),
+            ("required", list, false),
+            (
+                "one",
+                "<|tool_call|>[{\"name\": \"get_time\", \"arguments\": {\"timezone\": \"UTC\"}}]",
+                true,
+            ),
+            ("one", &format!("<|tool_call|>{list}"), false),
+        ],
+    );
+}
+
+#[test]
+fn gemma4_calls() {
+    let markers = ["<|tool_call>", "<tool_call|>", "<|\"|>", "<channel|>"];
+    let w = "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>,days:3}<tool_call|>";
+    let t = "<|tool_call>call:get_time{timezone:<|\"|>UTC<|\"|>}<tool_call|>";
+    check_format(
+        "gemma4",
+        &markers,
+        &[
+            ("auto", &format!("Sure.{w}{t}"), true),
+            ("required", &format!("{w}{t}"), true),
+            ("one", w, true),
+            ("one", &format!("{w}{t}"), false),
+            (
+                "one",
+                "<|tool_call>call:search_flights{from:<|\"|>SFO<|\"|>,to:<|\"|>JFK<|\"|>,stops:[0,1],flexible:{days:2,nearby:true}}<tool_call|>",
+                true,
+            ),
+            ("one", "<|tool_call>call:get_weather{city:\"Paris\"}<tool_call|>", false),
+            ("think-one", &format!("thought\nWeather.\n<channel|>{w}"), true),
+        ],
+    );
+}
+
+#[test]
+fn old_formats_gain_the_tool_choice_entries() {
+    let hermes = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+    check_format(
+        "hermes",
+        &["<tool_call>", "</tool_call>"],
+        &[
+            ("auto", "Only text.", true),
+            ("auto", &format!("Text.\n{hermes}"), true),
+            ("start", "Only text.", false),
+            ("required", &format!("{hermes}\n{hermes}"), true),
+            ("one", hermes, true),
+        ],
+    );
+    let m = "[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]";
+    check_format(
+        "mistral",
+        &["[TOOL_CALLS]"],
+        &[
+            ("auto", "Only text.", true),
+            ("auto", &format!("Text.{m}"), true),
+            ("required", m, true),
+            ("one", m, true),
+        ],
+    );
+    let j = "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}";
+    check_format(
+        "json",
+        &[],
+        &[
+            ("auto", j, true),
+            ("auto", &format!("[{j}, {j}]"), true),
+            ("auto", "Only text.", true),
+            ("required", &format!("[{j}]"), true),
+            ("one", j, true),
+            ("one", &format!("[{j}]"), false),
+        ],
+    );
+    let thought = "Thought: two things.\nAction: get_weather\nAction Input: {\"city\": \"Paris\"}";
+    check_format(
+        "react",
+        &[],
+        &[
+            ("auto", thought, true),
+            ("auto", "Thought: I know.\nFinal Answer: It is sunny.", true),
+            ("auto", "It is sunny.", false),
+            (
+                "required",
+                &format!("{thought}\nAction: get_time\nAction Input: {{\"timezone\": \"UTC\"}}"),
+                true,
+            ),
+            ("one", thought, true),
+        ],
+    );
+}
+
+#[test]
+fn toolken_tool_choice_entries() {
+    let a = toolken(&Vocab::builtin_gpt2().unwrap());
+    for (entry, text, want) in [
+        ("auto", "No tool needed.", true),
+        ("auto", "147+354=<T>add(147, 354)=501 bananas.", true),
+        ("required", "No tool needed.", false),
+        ("required", "<T>add(1,2)=3 and <T>sqrt(16)=4.", true),
+        ("one", "147+354=<T>add(147, 354)=501 bananas.", true),
+        ("one", "<T>add(1,2)=3 and <T>sqrt(16)=4.", false),
+    ] {
+        assert_eq!(accepts(&a, entry, text), want, "{entry} {text:?}");
+    }
 }

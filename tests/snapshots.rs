@@ -141,3 +141,73 @@ fn format_json() {
 fn format_toolken() {
     insta::assert_snapshot!(format_summary("toolken"));
 }
+
+#[test]
+fn format_qwen3() {
+    insta::assert_snapshot!(format_summary("qwen3"));
+}
+
+#[test]
+fn format_qwen3_coder() {
+    insta::assert_snapshot!(format_summary("qwen3-coder"));
+}
+
+#[test]
+fn format_glm_45() {
+    insta::assert_snapshot!(format_summary("glm-4.5"));
+}
+
+#[test]
+fn format_glm_47() {
+    insta::assert_snapshot!(format_summary("glm-4.7"));
+}
+
+#[test]
+fn format_deepseek_r1() {
+    insta::assert_snapshot!(format_summary("deepseek-r1"));
+}
+
+#[test]
+fn format_deepseek_v31() {
+    insta::assert_snapshot!(format_summary("deepseek-v3.1"));
+}
+
+#[test]
+fn format_deepseek_v32() {
+    insta::assert_snapshot!(format_summary("deepseek-v3.2"));
+}
+
+#[test]
+fn format_kimi_k2() {
+    insta::assert_snapshot!(format_summary("kimi-k2"));
+}
+
+#[test]
+fn format_gpt_oss() {
+    insta::assert_snapshot!(format_summary("gpt-oss"));
+}
+
+#[test]
+fn format_llama_pythonic() {
+    insta::assert_snapshot!(format_summary("llama-pythonic"));
+}
+
+#[test]
+fn format_mistral_v11() {
+    insta::assert_snapshot!(format_summary("mistral-v11"));
+}
+
+#[test]
+fn format_minimax_m2() {
+    insta::assert_snapshot!(format_summary("minimax-m2"));
+}
+
+#[test]
+fn format_granite() {
+    insta::assert_snapshot!(format_summary("granite"));
+}
+
+#[test]
+fn format_gemma4() {
+    insta::assert_snapshot!(format_summary("gemma4"));
+}
