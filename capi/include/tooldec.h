@@ -775,6 +775,63 @@ tooldec_status tooldec_matcher_forced_bytes(const struct tooldec_matcher *m,
                                             size_t cap,
                                             size_t *len);
 
+/**
+ * Reads the tool calls of an output given as token ids (`n_tokens` ids;
+ * an end-of-sequence id ends it) from entry `entry` (NULL: the default).
+ *
+ * On success writes the calls as UTF-8 JSON,
+ * `[{"name": ..., "arguments": {...}}]`, NUL-terminated, into `out`
+ * (`out_len` bytes), stores its length (without the NUL) in `*len` and
+ * returns `TOOLDEC_OK`. When `out` is too small (or NULL), stores the
+ * length needed (without the NUL) in `*len` and returns
+ * `TOOLDEC_ERR_BUFFER_TOO_SMALL`: call again with `*len + 1` bytes.
+ * An output the artifact does not accept is `TOOLDEC_ERR_REJECTED`,
+ * with a message saying at which byte (and token) in `err`; an unknown
+ * entry `TOOLDEC_ERR_NO_ENTRY`; an artifact compiled without the table
+ * reading needs (before it existed) `TOOLDEC_ERR_INVALID`.
+ *
+ * Thread safety: any thread (read-only on the artifact).
+ *
+ * # Safety
+ * `a` is NULL or a live handle; `entry` is NULL or NUL-terminated;
+ * `tokens` holds `n_tokens` ids (may be NULL when 0); `out` is NULL or
+ * holds `out_len` writable bytes; `len` is NULL or valid for a write;
+ * `err` is NULL or holds `err_len` writable bytes.
+ */
+tooldec_status tooldec_artifact_parse_tokens(const struct tooldec_artifact *a,
+                                             const char *entry,
+                                             const uint32_t *tokens,
+                                             size_t n_tokens,
+                                             char *out,
+                                             size_t out_len,
+                                             size_t *len,
+                                             char *err,
+                                             size_t err_len);
+
+/**
+ * Reads the tool calls of a text output (`text_len` bytes of UTF-8; a
+ * special token the format uses is spelled by its name, as a
+ * tokenizer decodes it). Results and errors as
+ * `tooldec_artifact_parse_tokens`.
+ *
+ * Thread safety: any thread (read-only on the artifact).
+ *
+ * # Safety
+ * `a` is NULL or a live handle; `entry` is NULL or NUL-terminated;
+ * `text` holds `text_len` readable bytes (may be NULL when 0); `out` is
+ * NULL or holds `out_len` writable bytes; `len` is NULL or valid for a
+ * write; `err` is NULL or holds `err_len` writable bytes.
+ */
+tooldec_status tooldec_artifact_parse_text(const struct tooldec_artifact *a,
+                                           const char *entry,
+                                           const char *text,
+                                           size_t text_len,
+                                           char *out,
+                                           size_t out_len,
+                                           size_t *len,
+                                           char *err,
+                                           size_t err_len);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

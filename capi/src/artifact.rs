@@ -25,6 +25,8 @@ pub struct tooldec_artifact {
     meta: CString,
     /// The entry point names, NUL-terminated, default first.
     entries: Vec<CString>,
+    /// What reading calls back needs, built on first use (`read.rs`).
+    pub(crate) reader: std::sync::OnceLock<Result<tooldec_read::Reader, tooldec_read::ReadError>>,
 }
 
 impl tooldec_artifact {
@@ -36,6 +38,7 @@ impl tooldec_artifact {
             shared,
             meta,
             entries,
+            reader: std::sync::OnceLock::new(),
         }
     }
 

@@ -37,10 +37,12 @@ mod artifact;
 mod fingerprint;
 mod matcher;
 mod message;
+mod read;
 
 pub use artifact::*;
 pub use fingerprint::*;
 pub use matcher::*;
+pub use read::*;
 
 /// What every fallible function returns: `TOOLDEC_OK` (0) or why it failed.
 /// A function that fails changes nothing (a matcher keeps its position).

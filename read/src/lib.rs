@@ -296,11 +296,11 @@ impl Reader {
                 RunError::NoParse => ReadError::NoParse,
                 RunError::Limit(n) => ReadError::Limit(n),
             })?;
-        Ok(self.calls(events))
+        Ok(self.calls(events, bytes))
     }
 
     /// The calls a run's events describe.
-    fn calls(&self, events: Vec<Event>) -> Vec<Call> {
+    fn calls(&self, events: Vec<Event>, bytes: &[u8]) -> Vec<Call> {
         let mut calls = Vec::new();
         let mut tool: Option<usize> = None;
         let mut args = Map::new();
@@ -317,7 +317,8 @@ impl Reader {
                 Event::Object(m) => args.extend(m),
                 Event::Positional(v) => positional = v,
                 Event::XmlKey(k) => key = Some(k),
-                Event::XmlValue(raw, mode) => {
+                Event::XmlValue(from, to, mode) => {
+                    let raw = String::from_utf8_lossy(&bytes[from..to]).into_owned();
                     let k = key.take().unwrap_or_default();
                     let v = self.xml_value(tool, &k, raw, mode);
                     args.insert(k, v);

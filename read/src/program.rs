@@ -50,8 +50,9 @@ enum Inst {
     Python,
     Gemma(Vec<u8>),
     XmlKey,
-    /// An XML value: how it is read and the text that ends a raw one.
-    XmlValue(XmlMode, Vec<u8>),
+    /// An XML value: how it is read and what ends a raw one (CLOSE's tag
+    /// as text, and its marker when it is a special token).
+    XmlValue(XmlMode, Vec<Vec<u8>>),
     Match,
 }
 
@@ -68,8 +69,8 @@ pub enum Event {
     Positional(Vec<Value>),
     /// An XML parameter's key.
     XmlKey(String),
-    /// An XML parameter's value as written.
-    XmlValue(String, XmlMode),
+    /// An XML parameter's value as written: its bytes' range.
+    XmlValue(usize, usize, XmlMode),
     /// The tool block ended.
     End,
 }
@@ -281,7 +282,15 @@ impl Compiler<'_> {
 
     /// `(OPEN key (MID_S raw | MID_O json) CLOSE)*`.
     fn xml(&mut self, x: &Xml) -> Result<(), String> {
-        let stop = x.stop.as_bytes().to_vec();
+        let mut stop = vec![x.stop.as_bytes().to_vec()];
+        fn markers(n: &Node, name: &str, out: &mut Vec<Vec<u8>>) {
+            match n {
+                Node::Special(id, s) if s == name => out.push(marker(*id)),
+                Node::Seq(v) | Node::Alt(v) => v.iter().for_each(|x| markers(x, name, out)),
+                _ => {}
+            }
+        }
+        markers(&x.close, &x.stop, &mut stop);
         let l = self.push(Inst::Split(0, 0))?;
         self.node(&x.open)?;
         self.push(Inst::XmlKey)?;
@@ -592,14 +601,23 @@ fn text_ends<'a>(
 /// Where an XML value from `pos` may end, and what it reads: a raw value
 /// runs up to (at most) the first `stop`, longest first; a JSON value is
 /// one JSON value (or, failing that, read like a raw one).
-fn xml_values(input: &[u8], pos: usize, mode: XmlMode, stop: &[u8]) -> Vec<(usize, Event)> {
-    let limit = input[pos..]
-        .windows(stop.len().max(1))
-        .position(|w| w == stop)
+fn xml_values(input: &[u8], pos: usize, mode: XmlMode, stops: &[Vec<u8>]) -> Vec<(usize, Event)> {
+    // Raw text holds no reserved byte and no stop.
+    let mut limit = input[pos..]
+        .iter()
+        .position(|&b| reserved::is_reserved(b))
         .map_or(input.len(), |p| pos + p);
+    for stop in stops.iter().filter(|s| !s.is_empty()) {
+        if let Some(p) = input[pos..]
+            .windows(stop.len())
+            .position(|w| w == &stop[..])
+        {
+            limit = limit.min(pos + p);
+        }
+    }
     let raw = |e: usize| -> Option<(usize, Event)> {
-        let text = std::str::from_utf8(&input[pos..e]).ok()?;
-        Some((e, Event::XmlValue(text.to_string(), mode)))
+        let boundary = e == input.len() || (input[e] & 0xC0) != 0x80;
+        boundary.then_some((e, Event::XmlValue(pos, e, mode)))
     };
     let mut out = Vec::new();
     if mode == XmlMode::Json {

@@ -1,4 +1,4 @@
-//! `tooldec inspect | explain | draw`: seeing a compiled machine. Each
+//! `tooldec inspect | explain | parse | draw`: seeing a compiled machine. Each
 //! subcommand's flags are parsed into its own struct, then turned into
 //! what the view code takes; all printing happens here.
 
@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use tooldec_cli::graphviz;
-use tooldec_cli::view::{draw, explain, inspect, Tokenizer, View};
+use tooldec_cli::view::{draw, explain, inspect, parse, Tokenizer, View};
 use tooldec_compiler::vocab::Vocab;
 use tooldec_compiler::CallFormat;
 use tooldec_compiler::{compile, spec, Error, ErrorKind, Options};
@@ -31,6 +31,11 @@ enum Command {
     /// accepted, else report the first refused token, where it was and
     /// what was allowed there.
     Explain(ExplainArgs),
+    /// Read the tool calls back out of an output the machine accepts:
+    /// prints them as JSON, `[{"name": ..., "arguments": {...}}]`, and
+    /// exits 0; an output it refuses gets explain's diagnosis (on
+    /// standard error) and exit 1. Takes explain's flags.
+    Parse(ExplainArgs),
     /// Graphviz DOT of the machine (and SVG next to it when the `dot`
     /// program is installed): the format, the tool-name trie with token
     /// edges, one node per parameter; --tool expands one tool.
@@ -102,11 +107,12 @@ fn main() -> ExitCode {
     let ran = match cli.command {
         Command::Inspect(args) => inspect(args).map(|()| true),
         Command::Explain(args) => explain(args),
+        Command::Parse(args) => parse(args),
         Command::Draw(args) => draw(args).map(|()| true),
     };
     match ran {
         Ok(true) => ExitCode::SUCCESS,
-        // explain refused the text.
+        // explain or parse refused the text.
         Ok(false) => ExitCode::from(1),
         Err(e) => {
             eprintln!("error: {e}");
@@ -183,6 +189,52 @@ fn explain(args: ExplainArgs) -> Result<bool, Error> {
     let e = explain::explain(&v, args.entry.as_deref(), &walk.ids, &walk.source);
     print(&e.report)?;
     Ok(e.accepted)
+}
+
+/// `Ok(false)` when the machine refuses the output; the calls as JSON on
+/// standard output otherwise.
+fn parse(args: ExplainArgs) -> Result<bool, Error> {
+    let (a, _) = open(&args.artifact)?;
+    let v = View::new(a.grammar(), &args.artifact.display().to_string())?;
+    let entry = args.entry.as_deref();
+    let parsed = match args.tokens {
+        Some(list) => {
+            let ids = parse_ids(&list, v.g.mask_width())?;
+            parse::parse(&v, entry, &parse::Output::Tokens(&ids))
+        }
+        None => {
+            let text = read_text(args.text, args.file)?;
+            // A tokenizer only for the diagnosis: reading needs none.
+            let tok = match Tokenizer::for_artifact(&v, args.tokenizer.as_deref()) {
+                Ok(t) => Some(t),
+                Err(e) if e.kind() == ErrorKind::Usage && args.tokenizer.is_none() => None,
+                Err(e) => return Err(e),
+            };
+            let source = match &args.tokenizer {
+                Some(p) => format!("tokenized with {}", p.display()),
+                None => format!("tokenized with {}", v.vocab_label()),
+            };
+            parse::parse(
+                &v,
+                entry,
+                &parse::Output::Text {
+                    text: &text,
+                    tokenizer: tok.as_ref(),
+                    source: &source,
+                },
+            )
+        }
+    };
+    match parsed.json {
+        Some(json) => {
+            print(&json)?;
+            Ok(true)
+        }
+        None => {
+            eprint!("{}", parsed.diagnosis);
+            Ok(false)
+        }
+    }
 }
 
 /// The text to explain: `--text`, or FILE ("-": standard input).

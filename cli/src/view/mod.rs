@@ -6,6 +6,7 @@
 pub mod draw;
 pub mod explain;
 pub mod inspect;
+pub mod parse;
 
 use std::collections::BTreeMap;
 

@@ -48,6 +48,12 @@ pub struct Meta {
     pub options: OptionsMeta,
     /// Over-approximations made under `--relax`, one line each.
     pub relaxed: Vec<String>,
+    /// What reading a call back needs (`tooldec_read`, `tooldec parse`):
+    /// the format's rules with its tokens resolved, and each tool's
+    /// parameters. Read by `tooldec_read::Reader` together with `tools`;
+    /// absent in artifacts written before it existed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read: Option<tooldec_read::Table>,
     /// The region tree, one entry per region in id order; absent under
     /// `--no-regions` (read it with [`Meta::regions`]).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -172,6 +178,7 @@ impl Meta {
                 max_tokens: opts.max_tokens,
             },
             relaxed: machine.relaxed.clone(),
+            read: Some(read::table(set, vocab, opts, machine)),
             regions: None,
             state_regions: None,
         };
@@ -259,6 +266,209 @@ impl Meta {
                     .ok_or_else(|| "\"state_regions\": a state names no set".to_string())
             })
             .collect()
+    }
+}
+
+/// META's `read`: the [`tooldec_read::Table`] of a compiled format.
+mod read {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use serde_json::Value;
+    use tooldec_read::{Kind, Param, Table};
+
+    use crate::lower::call_format::{Node, Part, Rules};
+    use crate::spec::ToolSet;
+    use crate::vocab::Vocab;
+    use crate::{Machine, Options};
+
+    type R = tooldec_read::Node;
+
+    /// The table: rules with `token(...)` resolved as the lowering did (a
+    /// special token the grammar uses, by id, else text), and each tool's
+    /// top-level parameters (`properties` order, `required`, kinds).
+    pub(super) fn table(set: &ToolSet, vocab: &Vocab, opts: &Options, machine: &Machine) -> Table {
+        let names = vocab.specials();
+        let used: BTreeMap<&str, u32> = machine
+            .specials
+            .iter()
+            .filter_map(|id| names.get(id).map(|n| (*n, *id)))
+            .collect();
+        Table {
+            rules: rules(&opts.format.grammar, &used),
+            leading_space: vocab.leading_space,
+            params: set.tools.iter().map(|t| params(&t.parameters)).collect(),
+        }
+    }
+
+    fn rules(g: &Rules, used: &BTreeMap<&str, u32>) -> Vec<tooldec_read::Rule> {
+        g.rules
+            .iter()
+            .map(|r| tooldec_read::Rule {
+                name: r.name.clone(),
+                body: node(&r.body, used),
+            })
+            .collect()
+    }
+
+    fn token(name: &str, used: &BTreeMap<&str, u32>) -> R {
+        match used.get(name) {
+            Some(&id) => R::Special(id, name.to_string()),
+            None => R::Lit(name.to_string()),
+        }
+    }
+
+    fn node(n: &Node, used: &BTreeMap<&str, u32>) -> R {
+        let all = |v: &[Node]| v.iter().map(|x| node(x, used)).collect::<Vec<_>>();
+        match n {
+            Node::Lit(s) => R::Lit(s.clone()),
+            Node::Class(s, _) => R::Class(s.clone()),
+            Node::Regex(s, _) => R::Regex(s.clone()),
+            Node::Special(s, _) | Node::Token(s, _) => token(s, used),
+            Node::Text(t, _) => R::Text(all(t)),
+            Node::Tool(b, _) => R::Tool(Box::new(node(b, used))),
+            Node::Part(p, _) => match p {
+                Part::Name => R::Name,
+                Part::NameJson => R::NameJson,
+                Part::Args => R::Args,
+                Part::ArgsPositional => R::ArgsPositional,
+                Part::ArgsPython => R::ArgsPython,
+                Part::ArgsGemma => R::ArgsGemma(Box::new(token("<|\"|>", used))),
+                // args_xml is a Node::Xml.
+                Part::ArgsXml => R::Seq(Vec::new()),
+            },
+            Node::Xml(x, _) => R::ArgsXml(Box::new(tooldec_read::Xml {
+                open: node(&x.open, used),
+                mid_string: node(&x.mid_string, used),
+                mid_other: node(&x.mid_other, used),
+                close: node(&x.close, used),
+                stop: x.stop().unwrap_or_default(),
+            })),
+            Node::Ref(r, _) => R::Ref(r.clone()),
+            Node::Seq(v) => R::Seq(all(v)),
+            Node::Alt(v) => R::Alt(all(v)),
+            Node::Repeat(x, min, max) => R::Repeat(Box::new(node(x, used)), *min, *max),
+        }
+    }
+
+    /// The top-level parameters as `args_positional` orders them
+    /// (`json::tool_positional` reads the same two keys).
+    fn params(schema: &Value) -> Vec<Param> {
+        let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+            return Vec::new();
+        };
+        let required: Vec<&str> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        props
+            .iter()
+            .map(|(name, sub)| Param {
+                name: name.clone(),
+                required: required.contains(&name.as_str()),
+                kinds: kinds(sub, schema, 0).map_or_else(Vec::new, |k| k.into_iter().collect()),
+            })
+            .collect()
+    }
+
+    const ALL: [Kind; 7] = [
+        Kind::Null,
+        Kind::Boolean,
+        Kind::Integer,
+        Kind::Number,
+        Kind::String,
+        Kind::Array,
+        Kind::Object,
+    ];
+
+    fn kind_of(v: &Value) -> Kind {
+        match v {
+            Value::Null => Kind::Null,
+            Value::Bool(_) => Kind::Boolean,
+            Value::Number(n) if n.is_i64() || n.is_u64() => Kind::Integer,
+            Value::Number(_) => Kind::Number,
+            Value::String(_) => Kind::String,
+            Value::Array(_) => Kind::Array,
+            Value::Object(_) => Kind::Object,
+        }
+    }
+
+    /// Both sets' kinds, an integer being a number.
+    fn meet(a: Option<BTreeSet<Kind>>, b: Option<BTreeSet<Kind>>) -> Option<BTreeSet<Kind>> {
+        let (a, b) = match (a, b) {
+            (None, x) | (x, None) => return x,
+            (Some(a), Some(b)) => (a, b),
+        };
+        let has = |s: &BTreeSet<Kind>, k: Kind| {
+            s.contains(&k) || (k == Kind::Integer && s.contains(&Kind::Number))
+        };
+        Some(
+            ALL.into_iter()
+                .filter(|&k| has(&a, k) && has(&b, k))
+                .collect(),
+        )
+    }
+
+    /// The JSON kinds `s` allows (`None`: any), over `type`, `nullable`,
+    /// `enum`/`const`, local `$ref`s, `anyOf`/`oneOf` and `allOf`: what
+    /// `args_xml` needs to type a raw value.
+    fn kinds(s: &Value, root: &Value, depth: usize) -> Option<BTreeSet<Kind>> {
+        if depth > 16 {
+            return None;
+        }
+        let Some(obj) = s.as_object() else {
+            return (s == &Value::Bool(false)).then(BTreeSet::new);
+        };
+        let mut out: Option<BTreeSet<Kind>> = None;
+        if let Some(t) = obj.get("type") {
+            let names: Vec<&str> = match t {
+                Value::String(n) => vec![n],
+                Value::Array(v) => v.iter().filter_map(Value::as_str).collect(),
+                _ => Vec::new(),
+            };
+            let mut set: BTreeSet<Kind> = names
+                .iter()
+                .filter_map(|n| serde_json::from_value(Value::String(n.to_string())).ok())
+                .collect();
+            if obj.get("nullable") == Some(&Value::Bool(true)) {
+                set.insert(Kind::Null);
+            }
+            out = Some(set);
+        }
+        let literals: Option<Vec<&Value>> = match (obj.get("enum"), obj.get("const")) {
+            (_, Some(c)) => Some(vec![c]),
+            (Some(Value::Array(v)), None) => Some(v.iter().collect()),
+            _ => None,
+        };
+        if let Some(l) = literals {
+            out = meet(out, Some(l.into_iter().map(kind_of).collect()));
+        }
+        if let Some(r) = obj.get("$ref").and_then(Value::as_str) {
+            if let Some(target) = r.strip_prefix('#').and_then(|p| root.pointer(p)) {
+                out = meet(out, kinds(target, root, depth + 1));
+            }
+        }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(Value::Array(v)) = obj.get(key) {
+                let mut union = Some(BTreeSet::new());
+                for b in v {
+                    union = match (union, kinds(b, root, depth + 1)) {
+                        (Some(mut u), Some(k)) => {
+                            u.extend(k);
+                            Some(u)
+                        }
+                        _ => None,
+                    };
+                }
+                out = meet(out, union);
+            }
+        }
+        if let Some(Value::Array(v)) = obj.get("allOf") {
+            for b in v {
+                out = meet(out, kinds(b, root, depth + 1));
+            }
+        }
+        out
     }
 }
 
