@@ -297,6 +297,45 @@ impl Artifact {
         new_matcher(&self.shared, entry, max_tokens, max_rollback)
     }
 
+    /// Reads the tool calls back out of an output this artifact accepts:
+    /// `output` is the text (special tokens the format uses spelled by
+    /// name, as a tokenizer decodes them) or the token ids (an
+    /// end-of-sequence id ends it). Returns OpenAI-style calls,
+    /// `[{"name": ..., "arguments": {...}}]`, arguments as typed JSON.
+    /// Raises `ValueError` for an output the artifact refuses (saying at
+    /// which byte), an unknown entry, or an artifact compiled before
+    /// calls could be read back.
+    #[pyo3(signature = (output, entry=None))]
+    fn parse<'py>(
+        &self,
+        py: Python<'py>,
+        output: &Bound<'py, PyAny>,
+        entry: Option<&str>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        enum Out {
+            Text(String),
+            Ids(Vec<u32>),
+        }
+        let out = match output.extract::<String>() {
+            Ok(t) => Out::Text(t),
+            Err(_) => Out::Ids(token_ids(output)?.as_slice().to_vec()),
+        };
+        let shared = &self.shared;
+        let json = py.detach(|| {
+            let g = shared.grammar();
+            let reader = tooldec_read::Reader::new(&g).map_err(|e| e.to_string())?;
+            let calls = match &out {
+                Out::Text(t) => reader.read_text(&g, entry, t),
+                Out::Ids(ids) => reader.read_tokens(&g, entry, ids),
+            }
+            .map_err(|e| e.to_string())?;
+            Ok::<String, String>(tooldec_read::to_json(&calls))
+        });
+        let json = json.map_err(PyValueError::new_err)?;
+        py.import(intern!(py, "json"))?
+            .call_method1(intern!(py, "loads"), (json,))
+    }
+
     fn __repr__(&self) -> String {
         let g = self.shared.grammar();
         let at = match &self.path {

@@ -1,5 +1,5 @@
 from os import PathLike
-from typing import Any, Iterable, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 DEFAULT_MAX_ROLLBACK: int
 __version__: str
@@ -35,6 +35,9 @@ class Artifact:
     def is_eos(self, token_id: int) -> bool: ...
     def check_vocabulary(self, fingerprint: bytes) -> None: ...
     def check_mask_width(self, logits: int) -> None: ...
+    def parse(
+        self, output: Union[str, Sequence[int]], entry: Optional[str] = None
+    ) -> List[Dict[str, Any]]: ...
     def matcher(
         self,
         entry: Optional[str] = None,
