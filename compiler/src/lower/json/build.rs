@@ -95,6 +95,9 @@ impl<'a> Lowering<'a> {
         }
         if f.kinds & (flat::INT | flat::FRAC) != 0 {
             let e = self.numbers(f)?;
+            let e = self.spelling.numbers(e).map_err(|l| {
+                self.err(ErrorKind::Limit, &f.at, &format!("spelling numbers: {l}"))
+            })?;
             alts.push(self.xml_mid(flat::INT, e, depth));
         }
         if f.kinds & flat::STR != 0 {
@@ -527,7 +530,8 @@ impl<'a> Lowering<'a> {
     }
 
     fn object(&mut self, f: &Flat<'a>, depth: usize) -> Result<Expr, Error> {
-        let plan = self.object_plan(f, depth)?;
+        let mut plan = self.object_plan(f, depth)?;
+        self.spelling.order_keys(&mut plan.names);
         // The arguments themselves as keyword arguments or XML parameters.
         let top = depth == 0 && self.spelling.top_form();
         let sep = if top && matches!(self.spelling, Spelling::Xml { .. }) {

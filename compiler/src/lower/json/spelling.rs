@@ -96,11 +96,42 @@ impl Spelling {
         }
     }
 
-    /// `null`.
+    /// `null`. Gemma 4's chat template prints a null as Python's `None`
+    /// and vLLM's parser reads `null` and `None` alike, so both are
+    /// allowed there.
     pub fn null(&self) -> Expr {
         match self {
             Spelling::Python => Expr::lit("None"),
+            Spelling::Gemma { .. } => Expr::alt([Expr::lit("null"), Expr::lit("None")]),
             _ => Expr::lit("null"),
+        }
+    }
+
+    /// The numbers of `json` (JSON numbers) in this spelling. Gemma's
+    /// readers take a number without a `.` for an integer, so `1e5` would
+    /// be read as a string: exponents are left out there (a subset).
+    pub fn numbers(&self, json: Expr) -> Result<Expr, Limit> {
+        match self {
+            Spelling::Gemma { .. } => {
+                let digits = || Expr::repeat(Expr::ByteClass(vec![(b'0', b'9')]), 1, None);
+                let plain = Expr::seq([
+                    Expr::opt(Expr::lit("-")),
+                    digits(),
+                    Expr::opt(Expr::seq([Expr::lit("."), digits()])),
+                ]);
+                expr::intersect(&[json, plain], INTERSECT_STATES)
+            }
+            _ => Ok(json),
+        }
+    }
+
+    /// Puts an object's member names in the order this spelling writes
+    /// them: Gemma 4's chat template writes keys sorted (Jinja's
+    /// `dictsort`, ignoring case) at every level, so its models do too;
+    /// elsewhere the schema's order stays.
+    pub fn order_keys(&self, names: &mut [String]) {
+        if let Spelling::Gemma { .. } = self {
+            names.sort_by_key(|n| n.to_lowercase());
         }
     }
 

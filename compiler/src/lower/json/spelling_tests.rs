@@ -224,22 +224,35 @@ fn xml_marks_string_and_json_values_apart() {
 }
 
 #[test]
+fn gemma_sorts_keys_as_its_template_does() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"b": {"type": "integer"}, "A": {"type": "integer"}, "c": {"type": "integer"}},
+        "required": ["b", "A", "c"]
+    });
+    check(schema, gemma(), &["{A:1,b:2,c:3}"], &["{b:2,A:1,c:3}"]);
+}
+
+#[test]
 fn gemma_objects() {
     check(
         weather(),
         gemma(),
         &[
             "{city:<|\"|>Paris<|\"|>}",
-            "{city:<|\"|>New \"York\"\n<|\"|>,unit:<|\"|>celsius<|\"|>,days:3}",
+            "{city:<|\"|>New \"York\"\n<|\"|>,days:3,unit:<|\"|>celsius<|\"|>}",
             "{city:<|\"|>x<|\"|>,tags:[<|\"|>a<|\"|>,<|\"|>b<|\"|>]}",
-            "{city:<|\"|>x<|\"|>,where:{lat:1.5},note:null}",
+            "{city:<|\"|>x<|\"|>,note:null,where:{lat:1.5}}",
             "{city:<|\"|>x<|\"|>,hourly:false}",
+            "{city:<|\"|>x<|\"|>,note:None}",
+            "{city:<|\"|>x<|\"|>,where:{lat:-2.25}}",
         ],
         &[
             "{\"city\":\"Paris\"}",
             "{city:<|\"|>Paris<|\"|>, days:3}",
             "{city:<|\"|>a<|\"|>b<|\"|>}",
             "{city:<|\"|>x<|\"|>,unit:<|\"|>kelvin<|\"|>}",
+            "{city:<|\"|>x<|\"|>,where:{lat:1e5}}",
         ],
     );
 }
