@@ -229,3 +229,156 @@ fn refusals_are_clear() {
         .to_string();
     assert!(e.contains("too small"), "{e}");
 }
+
+/// BFCL tool sets with Qwen2.5's tokenizer (hermes, react): the walks,
+/// budgets and ground truth of [`check`]. Skipped without `TOOLDEC_DATA`.
+#[test]
+fn real_tokenizer_bfcl() {
+    if tooldec_testkit::data_dir().is_none() {
+        eprintln!("TOOLDEC_DATA unset: skipping real_tokenizer_bfcl");
+        return;
+    }
+    let loaded = tooldec_testkit::loaded::tokenizer("qwen2.5");
+    let vocab = &loaded.0;
+    let sets = tooldec_testkit::bfcl::load_sets(&tooldec_testkit::data_file(
+        "tools/bfcl/BFCL_v4_multiple.json",
+    ));
+    for (k, s) in sets.iter().step_by(67).enumerate() {
+        let set = spec::parse(&format!("{}.json", s.id), &s.text).unwrap();
+        let format = ["hermes", "react"][k % 2];
+        check(&set, format, vocab, 6);
+    }
+}
+
+/// Figures for DESIGN.md: the TOOLS section's size, the states the
+/// colours keep apart, gated states, and the time of a mask at gated and
+/// ungated states, restricted and not. Run by hand in release:
+/// `cargo test --release -p tooldec-tests --test single_tool -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn measure() {
+    use std::time::Instant;
+    let mut cases: Vec<(String, spec::ToolSet, &str, Vocab)> = vec![
+        (
+            "weather".into(),
+            weather(),
+            "react",
+            Vocab::builtin_gpt2().unwrap(),
+        ),
+        (
+            "weather".into(),
+            weather(),
+            "hermes",
+            Vocab::builtin_gpt2().unwrap(),
+        ),
+    ];
+    if tooldec_testkit::data_dir().is_some() {
+        let qwen = || tooldec_testkit::loaded::tokenizer("qwen2.5").0.clone();
+        let sets = tooldec_testkit::bfcl::load_sets(&tooldec_testkit::data_file(
+            "tools/bfcl/BFCL_v4_multiple.json",
+        ));
+        let mut all: Vec<Value> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for s in &sets {
+            for t in &s.tools {
+                let name = t["function"]["name"]
+                    .as_str()
+                    .or(t["name"].as_str())
+                    .unwrap_or("")
+                    .to_string();
+                if seen.insert(name) {
+                    all.push(t.clone());
+                }
+            }
+        }
+        let bfcl = spec::parse("bfcl.json", &Value::Array(all).to_string()).unwrap();
+        cases.push(("bfcl-multiple".into(), bfcl, "hermes", qwen()));
+        let (apis, _) = tooldec_testkit::toolbench::unique_apis(1000);
+        let tb = spec::parse("toolbench.json", &Value::Array(apis).to_string()).unwrap();
+        cases.push(("toolbench-1000".into(), tb, "react", qwen()));
+    }
+    for (label, set, format, vocab) in &cases {
+        let opts = Options {
+            format: CallFormat::load(format).unwrap(),
+            ..Options::default()
+        };
+        let t = Instant::now();
+        let out = compile(set, vocab, &opts, &mut |_| {}).unwrap();
+        let total = t.elapsed();
+        let a = Artifact::from_bytes(&out.artifact).unwrap();
+        let g = a.grammar();
+        let tools_bytes = 4 * g.payload().tools.words.len();
+        let gated = (1..g.state_count() as u32)
+            .filter(|&s| g.tool_gated(s))
+            .count();
+        println!(
+            "{label} ({format}, {} tools): {} states, TOOLS {} bytes of {} payload ({:.2}%), \
+             file {} bytes, {} gated states, per-tool distances {}; compile {:.2?} ({})",
+            set.tools.len(),
+            g.state_count(),
+            tools_bytes,
+            out.report.payload_bytes,
+            100.0 * tools_bytes as f64 / out.report.payload_bytes as f64,
+            out.report.artifact_bytes,
+            gated,
+            g.tool_budgets(),
+            total,
+            out.report
+                .phases
+                .iter()
+                .map(|(n, d)| format!("{n} {d:.2?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        // Mask times along restricted walks: per state, the restricted
+        // fill and the plain fill, split by the gate.
+        let mut walker = Walker::new(&g, g.token_count());
+        let mut buf = vec![0u32; g.mask_words()];
+        let (mut gated_t, mut gated_plain, mut gated_n) = (0f64, 0f64, 0usize);
+        let (mut open_t, mut open_plain, mut open_n) = (0f64, 0f64, 0usize);
+        let n_tools = g.tool_count().min(20);
+        for tool in 0..n_tools {
+            let m0 = g.matcher_for_tool(None, tool, None).unwrap();
+            let mut rng = SplitMix64::new(seed(label, tool as u64, 9));
+            let Ok(tokens) = walker.walk_from(&mut rng, 2_000, m0) else {
+                continue;
+            };
+            let mut m = m0;
+            let mut plain = g.matcher();
+            for &tok in &tokens {
+                let Some(s) = m.state() else { break };
+                const REPS: u32 = 20;
+                let t = Instant::now();
+                for _ in 0..REPS {
+                    m.fill_mask(std::hint::black_box(&mut buf));
+                }
+                let restricted = t.elapsed().as_secs_f64() / REPS as f64;
+                let t = Instant::now();
+                for _ in 0..REPS {
+                    plain.fill_mask(std::hint::black_box(&mut buf));
+                }
+                let unrestricted = t.elapsed().as_secs_f64() / REPS as f64;
+                if g.tool_gated(s) {
+                    gated_t += restricted;
+                    gated_plain += unrestricted;
+                    gated_n += 1;
+                } else {
+                    open_t += restricted;
+                    open_plain += unrestricted;
+                    open_n += 1;
+                }
+                assert!(m.accept_token(tok));
+                plain.accept_token(tok);
+            }
+        }
+        let us = |x: f64, n: usize| 1e6 * x / n.max(1) as f64;
+        println!(
+            "  fill_mask: gated states ({gated_n} steps) {:.2} µs restricted vs {:.2} µs unrestricted; \
+             ungated ({open_n} steps) {:.2} µs vs {:.2} µs",
+            us(gated_t, gated_n),
+            us(gated_plain, gated_n),
+            us(open_t, open_n),
+            us(open_plain, open_n)
+        );
+    }
+}

@@ -39,6 +39,11 @@
 #define TOOLDEC_MAX_ROLLBACK 65536
 
 /**
+ * What `tooldec_matcher_restrict` takes to lift a restriction.
+ */
+#define TOOLDEC_NO_TOOL 4294967295
+
+/**
  * What every fallible function returns: `TOOLDEC_OK` (0) or why it failed.
  * A function that fails changes nothing (a matcher keeps its position).
  */
@@ -501,6 +506,56 @@ tooldec_status tooldec_matcher_new(const struct tooldec_artifact *a,
                                    struct tooldec_matcher **out,
                                    char *err,
                                    size_t err_len);
+
+/**
+ * The number of tools the artifact's one-tool matchers can be made for
+ * (its TOOLS section); 0 when it has none (compiled before one-tool
+ * matchers, or for a format that does not write the name first), or for
+ * NULL.
+ *
+ * Thread safety: reads `a` (see `tooldec_artifact`).
+ *
+ * # Safety
+ * `a` is NULL or a live artifact handle.
+ */
+uint32_t tooldec_artifact_tool_count(const struct tooldec_artifact *a);
+
+/**
+ * Stores in `*out` the index of the tool named `name` (OpenAI's
+ * `tool_choice: {"type": "function", "function": {"name": ...}}`), for
+ * `tooldec_matcher_restrict`. `TOOLDEC_ERR_INVALID` when the artifact has
+ * no such tool (or no TOOLS section); the message goes to `err`.
+ *
+ * Thread safety: reads `a` (see `tooldec_artifact`).
+ *
+ * # Safety
+ * `a` is NULL or a live artifact handle; `name` is NULL or
+ * NUL-terminated; `out` is valid for a write; `err` is NULL or holds
+ * `err_len` writable bytes.
+ */
+tooldec_status tooldec_artifact_tool_index(const struct tooldec_artifact *a,
+                                           const char *name,
+                                           uint32_t *out,
+                                           char *err,
+                                           size_t err_len);
+
+/**
+ * Restricts the matcher's output, from its current position on, to calls
+ * of tool `tool` (`tooldec_artifact_tool_index`; `TOOLDEC_NO_TOOL` lifts
+ * the restriction): every token its masks allow keeps the output inside
+ * the outputs whose calls all name that tool, and with a budget, one that
+ * this tool's outputs can finish within. Kept through rollback and
+ * resets. `TOOLDEC_ERR_BUDGET` when the tokens left are too few for this
+ * tool; `TOOLDEC_ERR_INVALID` when the artifact cannot serve it (no TOOLS
+ * section, no such tool, a budget without per-tool distances). Either
+ * leaves the matcher unchanged.
+ *
+ * Thread safety: writes `m` (see `tooldec_matcher`).
+ *
+ * # Safety
+ * `m` is NULL or a live handle.
+ */
+tooldec_status tooldec_matcher_restrict(struct tooldec_matcher *m, uint32_t tool);
 
 /**
  * Copies a matcher (position, tokens left, rollback history; not its

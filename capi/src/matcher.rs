@@ -198,6 +198,117 @@ pub unsafe extern "C" fn tooldec_matcher_new(
     )
 }
 
+/// What `tooldec_matcher_restrict` takes to lift a restriction.
+pub const TOOLDEC_NO_TOOL: u32 = 0xFFFFFFFF;
+
+/// The number of tools the artifact's one-tool matchers can be made for
+/// (its TOOLS section); 0 when it has none (compiled before one-tool
+/// matchers, or for a format that does not write the name first), or for
+/// NULL.
+///
+/// Thread safety: reads `a` (see `tooldec_artifact`).
+///
+/// # Safety
+/// `a` is NULL or a live artifact handle.
+#[no_mangle]
+pub unsafe extern "C" fn tooldec_artifact_tool_count(a: *const tooldec_artifact) -> u32 {
+    // SAFETY: NULL or a live handle (the caller's contract).
+    let Some(a) = (unsafe { artifact_ref(a) }) else {
+        return 0;
+    };
+    guard(0, || a.grammar().tool_count())
+}
+
+/// Stores in `*out` the index of the tool named `name` (OpenAI's
+/// `tool_choice: {"type": "function", "function": {"name": ...}}`), for
+/// `tooldec_matcher_restrict`. `TOOLDEC_ERR_INVALID` when the artifact has
+/// no such tool (or no TOOLS section); the message goes to `err`.
+///
+/// Thread safety: reads `a` (see `tooldec_artifact`).
+///
+/// # Safety
+/// `a` is NULL or a live artifact handle; `name` is NULL or
+/// NUL-terminated; `out` is valid for a write; `err` is NULL or holds
+/// `err_len` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn tooldec_artifact_tool_index(
+    a: *const tooldec_artifact,
+    name: *const c_char,
+    out: *mut u32,
+    err: *mut c_char,
+    err_len: usize,
+) -> tooldec_status {
+    // SAFETY: the caller's contract for `err`.
+    let err = unsafe { ErrOut::new(err, err_len) };
+    if out.is_null() {
+        return err.fail(TOOLDEC_ERR_NULL, format_args!("out is NULL"));
+    }
+    // SAFETY: NULL or a live handle (the caller's contract).
+    let Some(a) = (unsafe { artifact_ref(a) }) else {
+        return err.fail(TOOLDEC_ERR_NULL, format_args!("artifact is NULL"));
+    };
+    // SAFETY: NULL or NUL-terminated (the caller's contract).
+    let name = match unsafe { str_arg(name) } {
+        Ok(name) => name,
+        Err(s) => return err.fail(s, format_args!("the tool name is NULL or not UTF-8")),
+    };
+    guard_with(
+        || {
+            let g = a.grammar();
+            match g.tool_index(name) {
+                Some(i) => {
+                    // SAFETY: checked non-NULL above; writable by contract.
+                    unsafe { out.write(i) };
+                    TOOLDEC_OK
+                }
+                None if g.tool_count() == 0 => err.fail(
+                    TOOLDEC_ERR_INVALID,
+                    format_args!(
+                        "the artifact has no TOOLS section (compiled before one-tool matchers, \
+                         or its format does not write the tool's name first); recompile it"
+                    ),
+                ),
+                None => err.fail(
+                    TOOLDEC_ERR_INVALID,
+                    format_args!("the artifact has no tool named \"{name}\""),
+                ),
+            }
+        },
+        |why| err.fail(TOOLDEC_ERR_PANIC, format_args!("internal error: {why}")),
+    )
+}
+
+/// Restricts the matcher's output, from its current position on, to calls
+/// of tool `tool` (`tooldec_artifact_tool_index`; `TOOLDEC_NO_TOOL` lifts
+/// the restriction): every token its masks allow keeps the output inside
+/// the outputs whose calls all name that tool, and with a budget, one that
+/// this tool's outputs can finish within. Kept through rollback and
+/// resets. `TOOLDEC_ERR_BUDGET` when the tokens left are too few for this
+/// tool; `TOOLDEC_ERR_INVALID` when the artifact cannot serve it (no TOOLS
+/// section, no such tool, a budget without per-tool distances). Either
+/// leaves the matcher unchanged.
+///
+/// Thread safety: writes `m` (see `tooldec_matcher`).
+///
+/// # Safety
+/// `m` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn tooldec_matcher_restrict(
+    m: *mut tooldec_matcher,
+    tool: u32,
+) -> tooldec_status {
+    write(m, |h| {
+        let tool = (tool != TOOLDEC_NO_TOOL).then_some(tool);
+        match h.inner.restrict(tool) {
+            Ok(()) => TOOLDEC_OK,
+            Err(e) if e.budget_shortfall().is_some() => {
+                h.fail(TOOLDEC_ERR_BUDGET, format_args!("{e}"))
+            }
+            Err(e) => h.fail(TOOLDEC_ERR_INVALID, format_args!("{e}")),
+        }
+    })
+}
+
 /// Copies a matcher (position, tokens left, rollback history; not its
 /// error message) into a new handle stored in `*out`: for beam search or
 /// forking a request. Allocates the copy's history.

@@ -820,7 +820,9 @@ impl Cross<'_> {
                         all,
                         step,
                         |next, (lo, hi), touched| {
-                            if !touched || (lo, hi) == all {
+                            // With colours that are not ranges the walk's
+                            // range is a hull: every checked walk gates.
+                            if !touched || (contiguous && (lo, hi) == all) {
                                 if stamp[next as usize] != s {
                                     stamp[next as usize] = s;
                                     e.free.push(next);

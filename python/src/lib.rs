@@ -286,15 +286,43 @@ impl Artifact {
     /// follows the masks is a complete call by then. `max_rollback`: how
     /// many accepted tokens can be rolled back, fixed here (at least the
     /// engine's speculative draft length + 1); the history is allocated
-    /// once, never while serving.
-    #[pyo3(signature = (entry=None, max_tokens=None, max_rollback=DEFAULT_MAX_ROLLBACK as i64))]
+    /// once, never while serving. `tool`: the one tool the output's calls
+    /// may name (OpenAI's `tool_choice` naming a function), served from
+    /// the same artifact; `ValueError` for an unknown tool, an artifact
+    /// without one-tool tables, or a budget this tool cannot finish in.
+    #[pyo3(signature = (entry=None, max_tokens=None, max_rollback=DEFAULT_MAX_ROLLBACK as i64, tool=None))]
     fn matcher(
         &self,
         entry: Option<&str>,
         max_tokens: Option<i64>,
         max_rollback: i64,
+        tool: Option<&str>,
     ) -> PyResult<Matcher> {
-        new_matcher(&self.shared, entry, max_tokens, max_rollback)
+        let mut m = new_matcher(&self.shared, entry, max_tokens, max_rollback)?;
+        if let Some(name) = tool {
+            let g = self.shared.grammar();
+            let Some(i) = g.tool_index(name) else {
+                return Err(PyValueError::new_err(if g.tool_count() == 0 {
+                    "tooldec: the artifact has no one-tool tables (compiled before them, or its \
+                     format does not write the tool's name first); recompile it"
+                        .to_string()
+                } else {
+                    format!("tooldec: the artifact has no tool named {name:?}")
+                }));
+            };
+            m.inner.restrict(Some(i)).map_err(|e| value_error(&e))?;
+        }
+        Ok(m)
+    }
+
+    /// The tools' names, in the tool list's order (empty for an artifact
+    /// without one-tool tables).
+    #[getter]
+    fn tools(&self) -> Vec<String> {
+        let g = self.shared.grammar();
+        (0..g.tool_count())
+            .filter_map(|i| g.tool_name(i).map(str::to_string))
+            .collect()
     }
 
     /// Reads the tool calls back out of an output this artifact accepts:

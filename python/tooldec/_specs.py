@@ -5,8 +5,12 @@ carries (vLLM's ``structured_outputs``, SGLang's ``ebnf``/``json_schema``/
 ``structural_tag`` sampling parameter), in one of two forms:
 
 * ``"tooldec:NAME"`` or ``"tooldec:NAME/ENTRY"``;
-* a JSON object ``{"tooldec": "NAME", "entry": "ENTRY", "max_tokens": N}``
-  (``entry`` and ``max_tokens`` optional).
+* a JSON object ``{"tooldec": "NAME", "entry": "ENTRY", "max_tokens": N,
+  "tool": "TOOL"}`` (``entry``, ``max_tokens`` and ``tool`` optional). ``tool``
+  restricts the calls to that one tool, from the same artifact; OpenAI's
+  ``"tool_choice": {"type": "function", "function": {"name": "TOOL"}}`` is
+  read the same way (the string choices ``auto``/``required``/``none`` are
+  entries of the format, so they are left to ``entry``).
 
 ``NAME`` is a key of the artifacts the adapter was configured with; it may be
 left empty when there is exactly one. Artifacts are configured in code (a
@@ -37,6 +41,24 @@ class Spec:
     name: str
     entry: Optional[str] = None
     max_tokens: Optional[int] = None
+    tool: Optional[str] = None
+
+
+def tool_of(tool_choice: Any) -> Optional[str]:
+    """The tool an OpenAI ``tool_choice`` names (``{"type": "function",
+    "function": {"name": ...}}``, or the flat ``{"type": "function", "name":
+    ...}`` of the Responses API), or None for the string choices."""
+    if tool_choice is None or isinstance(tool_choice, str):
+        return None
+    if isinstance(tool_choice, Mapping):
+        fn = tool_choice.get("function")
+        name = fn.get("name") if isinstance(fn, Mapping) else tool_choice.get("name")
+        if isinstance(name, str) and name:
+            return name
+    raise ValueError(
+        "tooldec: tool_choice must be a string or {\"type\": \"function\", \"function\": "
+        f"{{\"name\": ...}}}}, got {tool_choice!r}"
+    )
 
 
 def parse_spec(spec: Any) -> Optional[Spec]:
@@ -67,7 +89,12 @@ def parse_spec(spec: Any) -> Optional[Spec]:
         raise ValueError(f"tooldec: entry must be a string, got {entry!r}")
     if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 0):
         raise ValueError(f"tooldec: max_tokens must be a non-negative integer, got {max_tokens!r}")
-    return Spec(name, entry, max_tokens)
+    tool = obj.get("tool")
+    if tool is None:
+        tool = tool_of(obj.get("tool_choice"))
+    if tool is not None and not isinstance(tool, str):
+        raise ValueError(f"tooldec: tool must be a tool's name, got {tool!r}")
+    return Spec(name, entry, max_tokens, tool)
 
 
 def _stem(path: str) -> str:

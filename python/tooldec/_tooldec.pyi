@@ -43,7 +43,10 @@ class Artifact:
         entry: Optional[str] = None,
         max_tokens: Optional[int] = None,
         max_rollback: int = ...,
+        tool: Optional[str] = None,
     ) -> Matcher: ...
+    @property
+    def tools(self) -> List[str]: ...
 
 class Matcher:
     def fill_next_token_bitmask(self, bitmask: Any, index: int = 0) -> None: ...

@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any, List, Optional
 
 from ._bitmask import apply_token_bitmask
+from ._specs import tool_of
 from ._tooldec import Artifact, Matcher, fill_next_token_bitmask_batch
 from ._vocab import check_vocabulary, vocab_fingerprint
 
@@ -54,6 +55,8 @@ class ToolCallLogitsProcessor(_LogitsProcessor):  # type: ignore[misc,valid-type
     takes): the artifact is refused (``ValueError``) unless it was compiled
     for that vocabulary. A logits processor never sees the tokenizer
     otherwise, so without it nothing is checked.
+    ``tool``: the one tool the calls may name (a tool's name, or an OpenAI
+    ``tool_choice`` naming a function), from the same artifact.
     """
 
     def __init__(
@@ -62,6 +65,7 @@ class ToolCallLogitsProcessor(_LogitsProcessor):  # type: ignore[misc,valid-type
         entry: Optional[str] = None,
         max_tokens: Optional[int] = None,
         tokenizer: Any = None,
+        tool: Any = None,
     ) -> None:
         self.artifact = artifact if isinstance(artifact, Artifact) else Artifact.open(artifact)
         if tokenizer is not None:
@@ -69,7 +73,10 @@ class ToolCallLogitsProcessor(_LogitsProcessor):  # type: ignore[misc,valid-type
         self.entry = entry
         self.max_tokens = max_tokens
         # Validate the arguments now rather than on the first step.
-        self._template = self.artifact.matcher(entry=entry, max_tokens=max_tokens, max_rollback=0)
+        self.tool = tool if tool is None or isinstance(tool, str) else tool_of(tool)
+        self._template = self.artifact.matcher(
+            entry=entry, max_tokens=max_tokens, max_rollback=0, tool=self.tool
+        )
         self.matchers: List[Matcher] = []
         self._length: Optional[int] = None
         self._bitmask = None

@@ -78,6 +78,7 @@ class TooldecGrammar(BaseGrammarObject):
         max_rollback: int = MAX_ROLLBACK_TOKENS,
         key_string: Optional[str] = None,
         matcher: Optional[Matcher] = None,
+        tool: Optional[str] = None,
     ) -> None:
         super().__init__()
         self.artifact = artifact
@@ -85,8 +86,9 @@ class TooldecGrammar(BaseGrammarObject):
         self.max_tokens = max_tokens
         self.max_rollback = max_rollback
         self.key_string = key_string
+        self.tool = tool
         self.matcher = matcher or artifact.matcher(
-            entry=entry, max_tokens=max_tokens, max_rollback=max_rollback
+            entry=entry, max_tokens=max_tokens, max_rollback=max_rollback, tool=tool
         )
 
     def accept_token(self, token: int) -> None:
@@ -139,7 +141,12 @@ class TooldecGrammar(BaseGrammarObject):
         """A fresh grammar at the start, for the next request with the same
         key (SGLang caches one grammar per key and copies it)."""
         return TooldecGrammar(
-            self.artifact, self.entry, self.max_tokens, self.max_rollback, self.key_string
+            self.artifact,
+            self.entry,
+            self.max_tokens,
+            self.max_rollback,
+            self.key_string,
+            tool=self.tool,
         )
 
     # Jump-forward: the bytes the grammar forces from here.
@@ -233,7 +240,12 @@ class TooldecGrammarBackend(BaseGrammarBackend):
         try:
             art = resolve(self.artifacts, spec)
             return TooldecGrammar(
-                art, spec.entry, spec.max_tokens, self.max_rollback, key_string=key_string
+                art,
+                spec.entry,
+                spec.max_tokens,
+                self.max_rollback,
+                key_string=key_string,
+                tool=spec.tool,
             )
         except ValueError as e:
             logger.error("tooldec: invalid grammar %r: %s", key_string, e)

@@ -174,7 +174,10 @@ class TooldecBackend(StructuredOutputBackend):
             )
         art = resolve(self.artifacts, spec)
         matcher = art.matcher(
-            entry=spec.entry, max_tokens=spec.max_tokens, max_rollback=self.max_rollback
+            entry=spec.entry,
+            max_tokens=spec.max_tokens,
+            max_rollback=self.max_rollback,
+            tool=spec.tool,
         )
         return TooldecGrammar(matcher, self.vocab_size, art)
 

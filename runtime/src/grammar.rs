@@ -252,6 +252,19 @@ impl<'a> Grammar<'a> {
         self.p.tools.has_distances()
     }
 
+    /// Whether a one-tool matcher filters the stored mask of `state` (its
+    /// gate bit: some token it allows is checked against the tool's name,
+    /// or ends where a tool cannot finish). With a budget it may also
+    /// filter at budget-gated states while the budget is tight.
+    pub fn tool_gated(&self, state: u32) -> bool {
+        self.p.tools.present()
+            && self
+                .p
+                .tools
+                .view(self.state_count(), 0)
+                .is_some_and(|v| v.gated(state, UNBOUNDED))
+    }
+
     /// A matcher at entry `entry` (`None`: the default) whose output calls
     /// only tool `tool` ([`Grammar::tool_index`]), with `budget` tokens
     /// (`None`: the artifact's default). See [`MatcherOf::start_for_tool`].

@@ -136,6 +136,13 @@ impl<G: GrammarHandle, H: AsRef<[Checkpoint]> + AsMut<[Checkpoint]>> RollbackMat
         self.matcher.set_budget(left)
     }
 
+    /// Restricts the output to calls of one tool (see
+    /// [`MatcherOf::restrict`]); the restriction survives rollback and
+    /// resets.
+    pub fn restrict(&mut self, tool: Option<u32>) -> Result<(), Error> {
+        self.matcher.restrict(tool)
+    }
+
     /// Forgets the history: nothing can be rolled back until new tokens
     /// are accepted.
     pub fn forget(&mut self) {

@@ -357,16 +357,19 @@ impl Dfa {
         self.compact_classes();
     }
 
-    /// Merges byte classes whose columns became identical.
+    /// Merges byte classes whose columns became identical. Class ids are
+    /// counted in `u16` so that [`Dfa::minimize_colored`]'s extra class
+    /// (the last column, which no byte maps to) may be a 257th: byte
+    /// classes, numbered first, stay below 256.
     fn compact_classes(&mut self) {
         let n = self.n_states();
         let k = self.n_classes;
-        let mut column_id: HashMap<Vec<u32>, u8> = HashMap::new();
-        let mut remap = vec![0u8; k];
+        let mut column_id: HashMap<Vec<u32>, u16> = HashMap::new();
+        let mut remap = vec![0u16; k];
         let mut kept = Vec::new();
         for (c, slot) in remap.iter_mut().enumerate() {
             let col: Vec<u32> = (0..n).map(|s| self.trans[s * k + c]).collect();
-            let next = column_id.len() as u8;
+            let next = column_id.len() as u16;
             *slot = *column_id.entry(col).or_insert_with(|| {
                 kept.push(c);
                 next
@@ -381,7 +384,7 @@ impl Dfa {
             trans.extend(kept.iter().map(|&c| self.trans[s * k + c]));
         }
         for b in self.classes.iter_mut() {
-            *b = remap[*b as usize];
+            *b = remap[*b as usize] as u8;
         }
         self.trans = trans;
         self.n_classes = nk;
@@ -1065,6 +1068,66 @@ mod tests {
             shrunk >= 150,
             "only {shrunk} random DFAs had states to merge"
         );
+    }
+
+    /// Colour-keeping minimization: the language is the minimal DFA's,
+    /// every state reached by a word has the colour of the state the
+    /// original reaches by it, and states are merged as far as colours
+    /// allow (no more states than original, no fewer than plain).
+    #[test]
+    fn colored_minimization_keeps_colours_and_language() {
+        for seed in 0..200u64 {
+            let n = 1 + (seed as usize * 5) % 25;
+            // Every tenth with all 256 byte classes: the extra class is a
+            // 257th.
+            let k = if seed % 10 == 0 {
+                256
+            } else {
+                2 + (seed as usize) % 3
+            };
+            let mut d = random_dfa(seed, n, k);
+            if !d.trim() {
+                continue;
+            }
+            let n_colors = 1 + (seed as usize % 4);
+            let colors: Vec<u32> = (0..d.n_states())
+                .map(|s| {
+                    if s == 0 {
+                        0
+                    } else {
+                        ((s as u64 * 2654435761 + seed) % n_colors as u64) as u32
+                    }
+                })
+                .collect();
+            let mut plain = d.clone();
+            plain.minimize();
+            let mut col = d.clone();
+            let got = col.minimize_colored(&colors, n_colors);
+            assert!(same_language(&d, &col), "seed {seed}: language changed");
+            assert!(col.n_states() >= plain.n_states(), "seed {seed}");
+            assert!(col.n_states() <= d.n_states(), "seed {seed}");
+            // Colours along every pair of states reached by one word.
+            let mut seen = std::collections::HashSet::new();
+            let mut todo = vec![(d.start, col.start)];
+            while let Some((s, t)) = todo.pop() {
+                if !seen.insert((s, t)) {
+                    continue;
+                }
+                assert_eq!(colors[s as usize], got[t as usize], "seed {seed}");
+                for byte in 0..=255u8 {
+                    let (s2, t2) = (d.next(s, byte), col.next(t, byte));
+                    assert_eq!(s2 == DEAD, t2 == DEAD, "seed {seed}");
+                    if s2 != DEAD {
+                        todo.push((s2, t2));
+                    }
+                }
+            }
+            // Without colours it is the plain minimization.
+            let mut none = d.clone();
+            let z = none.minimize_colored(&vec![0; d.n_states()], 1);
+            assert_eq!(none, plain, "seed {seed}");
+            assert!(z.iter().all(|&c| c == 0));
+        }
     }
 
     #[test]
