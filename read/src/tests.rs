@@ -188,11 +188,14 @@ fn gemma_object_with_quote_token_and_text_quote() {
         json!([{"name": "get_weather", "arguments": {"city": "Pa\"ri{s}, \\n", "days": 3, "unit": null}}])
     );
     let r = reader(vec![("start", body(lit("<|\"|>")))]);
-    let v = values::Gemma::new(b"{a:[1,<|\"|>x<|\"|>,{b:true}],c:-1.5e3}", b"<|\"|>")
+    let v = values::Gemma::new(b"{a:[1,<|\"|>x<|\"|>,{b:true,n:None}],c:-1.5e3}", b"<|\"|>")
         .object(0, 0)
         .unwrap()
         .0;
-    assert_eq!(v, json!({"a": [1, "x", {"b": true}], "c": -1.5e3}));
+    assert_eq!(
+        v,
+        json!({"a": [1, "x", {"b": true, "n": null}], "c": -1.5e3})
+    );
     assert_eq!(
         read(&r, "call:get_weather_now{city:<|\"|>Nice<|\"|>}"),
         json!([{"name": "get_weather_now", "arguments": {"city": "Nice"}}])

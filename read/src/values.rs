@@ -4,7 +4,7 @@
 //! the bytes and a start and returns the value and where it ends, or
 //! `None` when no value of its kind starts there.
 
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 
 /// Nesting deeper than this is refused (the compiler's own bound on free
 /// values is far below it).
@@ -311,6 +311,8 @@ impl<'a> Gemma<'a> {
             b't' if s[i..].starts_with(b"true") => Some((Value::Bool(true), i + 4)),
             b'f' if s[i..].starts_with(b"false") => Some((Value::Bool(false), i + 5)),
             b'n' if s[i..].starts_with(b"null") => Some((Value::Null, i + 4)),
+            // Gemma 4's template writes a null as None too.
+            b'N' if s[i..].starts_with(b"None") => Some((Value::Null, i + 4)),
             b'-' | b'0'..=b'9' => {
                 let e = number_end(s, i)?;
                 Some((number(&s[i..e])?, e))
@@ -410,9 +412,4 @@ pub fn typed_raw(raw: &str, string: bool, json: impl Fn(&Value) -> bool) -> Valu
         }
     }
     Value::String(raw.to_string())
-}
-
-/// A JSON number from an i64, for tests and callers.
-pub fn int(n: i64) -> Value {
-    Value::Number(Number::from(n))
 }
