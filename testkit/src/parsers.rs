@@ -17,10 +17,22 @@
 //! [`reply`] is the tolerant reading of a model's free reply (any spacing,
 //! any JSON member order) that the evaluation scores with; these strict
 //! parsers check what a grammar writes.
+//!
+//! [`models`] holds the parsers of the model formats (qwen3, qwen3-coder,
+//! glm-4.5/4.7, deepseek-r1/v3.1/v3.2, kimi-k2, gpt-oss, llama3's new
+//! entries, llama-pythonic, mistral and mistral-v11, minimax-m2, granite,
+//! gemma4), each written from the upstream vLLM or SGLang parser of that
+//! model (file and commit in its doc) and reading the tool list to type
+//! XML-style raw values as the upstream parser does ([`typing`]); Python
+//! literals are read by [`pylit`]. [`parser_with_tools`] is the one table
+//! of every (format, entry).
 
 use serde_json::Value;
 
+pub mod models;
+pub mod pylit;
 pub mod reply;
+pub mod typing;
 
 /// The calls of one output: `(tool name, arguments)`.
 pub type Calls = Vec<(String, Value)>;
@@ -232,6 +244,35 @@ pub mod react {
         }
         Ok(calls)
     }
+
+    /// The final-answer marker of LangChain's ReAct prompt.
+    const FINAL: &str = "Final Answer:";
+
+    /// Entry `auto`: the thought, then one action (as [`parse_start`]) or
+    /// a line `Final Answer: <text>` and no action. As LangChain's
+    /// `ReActSingleInputOutputParser.parse`
+    /// (libs/langchain/langchain/agents/output_parsers/react_single_input.py)
+    /// an output holding both a parseable action and `Final Answer:` is
+    /// refused.
+    pub fn parse_auto(text: &str) -> Result<Calls, String> {
+        let body = strip_space(text);
+        if body.contains(ACTION) {
+            let calls = parse_start(text)?;
+            if body.contains(FINAL) {
+                return Err(
+                    "both an action and \"Final Answer:\" (LangChain's ReAct parser refuses it)"
+                        .into(),
+                );
+            }
+            return Ok(calls);
+        }
+        let mut c = Cursor::new(text);
+        c.expect("Thought: ")?;
+        if !c.rest.contains(&format!("\n{FINAL} ")) {
+            return Err("neither an action nor a \"Final Answer: \" line".into());
+        }
+        Ok(Vec::new())
+    }
 }
 
 /// Hermes: `<tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>`.
@@ -329,6 +370,14 @@ pub mod json {
         Ok(vec![one])
     }
 
+    /// Entry `auto`: the calls as in [`parse_start`] when the output is
+    /// that, else plain text (no call): text that starts like a call and
+    /// is not one (a SentencePiece vocabulary's `▁{` decodes to `{`) is
+    /// text, as a serving parser that falls back to content reads it.
+    pub fn parse_auto(text: &str) -> Result<Calls, String> {
+        Ok(parse_start(text).unwrap_or_default())
+    }
+
     /// Entry `start`: one call object, or `[` one or more separated by
     /// `", "` `]`.
     pub fn parse_start(text: &str) -> Result<Calls, String> {
@@ -389,6 +438,24 @@ pub mod toolken {
         Ok(out)
     }
 
+    /// Entry `required`: as [`parse_start`] with at least one call.
+    pub fn parse_required(text: &str) -> Result<Calls, String> {
+        let calls = parse_start(text)?;
+        if calls.is_empty() {
+            return Err("no call".into());
+        }
+        Ok(calls)
+    }
+
+    /// Entry `one`: as [`parse_start`] with exactly one call.
+    pub fn parse_one(text: &str) -> Result<Calls, String> {
+        let calls = parse_start(text)?;
+        if calls.len() != 1 {
+            return Err(format!("{} calls where one is expected", calls.len()));
+        }
+        Ok(calls)
+    }
+
     /// Entry `call`: exactly `<T>name(values)=`.
     pub fn parse_call(text: &str) -> Result<Calls, String> {
         let mut c = Cursor::new(text);
@@ -407,6 +474,9 @@ pub fn parser_for(format: &str, entry: &str) -> Option<Parser> {
     Some(match (format, entry) {
         ("react", "start") => react::parse_start,
         ("react", "parallel") => react::parse_parallel,
+        ("react", "auto") => react::parse_auto,
+        ("react", "required") => react::parse_parallel,
+        ("react", "one") => react::parse_start,
         ("hermes", "start") => hermes::parse_start,
         ("hermes", "calls") => hermes::parse_calls,
         ("hermes", "call") => hermes::parse_call,
@@ -414,10 +484,46 @@ pub fn parser_for(format: &str, entry: &str) -> Option<Parser> {
         ("mistral", "start") => mistral::parse_start,
         ("json", "start") => json::parse_start,
         ("json", "call") => json::parse_call,
+        ("json", "auto") => json::parse_auto,
+        ("json", "required") => json::parse_start,
+        ("json", "one") => json::parse_call,
         ("toolken", "start") => toolken::parse_start,
         ("toolken", "call") => toolken::parse_call,
+        ("toolken", "auto") => toolken::parse_start,
+        ("toolken", "required") => toolken::parse_required,
+        ("toolken", "one") => toolken::parse_one,
         _ => return None,
     })
+}
+
+/// A parser of one (format, entry) that may read the tool list (the
+/// XML-style formats type raw values by the tool's schema, as their
+/// upstream parsers do).
+#[derive(Clone, Copy)]
+pub enum ToolsParser {
+    /// A parser of the text alone ([`parser_for`]).
+    Plain(Parser),
+    /// A model format's entry ([`models::entry_parser`]).
+    Entry(models::EntryParser),
+}
+
+impl ToolsParser {
+    /// Parses a whole output; `tools` in OpenAI form (bare or wrapped).
+    pub fn parse(&self, text: &str, tools: &[Value]) -> Result<Calls, String> {
+        match self {
+            ToolsParser::Plain(p) => p(text),
+            ToolsParser::Entry(e) => e.parse(text, tools),
+        }
+    }
+}
+
+/// The parser of `format`'s entry `entry`: the old entries of the first
+/// six formats ([`parser_for`]), then every model format's `auto`,
+/// `required`, `one` and `think-*` entries ([`models::entry_parser`]).
+pub fn parser_with_tools(format: &str, entry: &str) -> Option<ToolsParser> {
+    parser_for(format, entry)
+        .map(ToolsParser::Plain)
+        .or_else(|| models::entry_parser(format, entry).map(ToolsParser::Entry))
 }
 
 /// The parameter names of a tool's `parameters` schema in positional
