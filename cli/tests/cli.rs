@@ -1,7 +1,7 @@
 //! The `tooldec-compile` binary as users run it: the summary names the
 //! vocabulary fingerprint the artifact carries (what engines check it
 //! against), and a budget below the shortest call fails with the message
-//! and a non-zero exit. (Building this test also gives `python/test.sh` the
+//! and a non-zero exit; `--help` names every shipped format. (Building this test also gives `python/test.sh` the
 //! binary, built with the test profile `cargo test` already compiled.)
 
 use std::path::PathBuf;
@@ -69,4 +69,21 @@ fn a_budget_below_the_shortest_call_fails_with_its_message() {
         stderr.contains("--max-tokens 5 is too small: the shortest complete output (entry \"start\") takes 18 tokens"),
         "{stderr}"
     );
+}
+
+/// `--help` names every shipped format, so the list cannot drift from the
+/// compiler's.
+#[test]
+fn help_names_every_shipped_format() {
+    let run = Command::new(env!("CARGO_BIN_EXE_tooldec-compile"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&run.stdout).replace(['\n', ' '], "");
+    for name in tooldec_compiler::CallFormat::shipped_names() {
+        assert!(
+            help.contains(name),
+            "--help does not name the format {name:?}"
+        );
+    }
 }

@@ -43,8 +43,11 @@ struct Args {
     /// tokenizer.ggml.* metadata); without it, the built-in GPT-2 vocabulary.
     #[arg(long, value_name = "PATH")]
     tokenizer: Option<PathBuf>,
-    /// The call format: a shipped one (react, hermes, llama3, mistral, json,
-    /// toolken) or the path of a format file (.tdg).
+    /// The call format: a shipped one (react, hermes, json, toolken, llama3,
+    /// llama-pythonic, mistral, mistral-v11, qwen3, qwen3-coder, glm-4.5,
+    /// glm-4.7, deepseek-r1, deepseek-v3.1, deepseek-v3.2, kimi-k2, gpt-oss,
+    /// minimax-m2, granite, gemma4; README's Call formats) or the path of a
+    /// format file (.tdg).
     #[arg(long, default_value = "react")]
     format: String,
     /// Keep only this entry rule of the format (a smaller artifact that
