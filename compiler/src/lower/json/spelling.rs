@@ -175,7 +175,10 @@ impl Spelling {
                 )?;
                 Ok(Expr::seq([quote.clone(), content, quote.clone()]))
             }
-            Spelling::Xml { stops, .. } => without(respell(&json_quoted, raw)?, stops),
+            Spelling::Xml { stops, .. } => {
+                let content = without(respell(&json_quoted, raw)?, stops)?;
+                expr::intersect(&[content, trimmed()], INTERSECT_STATES)
+            }
             Spelling::Json => Ok(json_quoted),
         }
     }
@@ -191,7 +194,11 @@ impl Spelling {
             Spelling::Gemma { quote, quote_text } if !s.contains(quote_text.as_str()) => {
                 Expr::seq([quote.clone(), Expr::lit(s), quote.clone()])
             }
-            Spelling::Xml { stops, .. } if !stops.iter().any(|t| s.contains(t.as_str())) => {
+            Spelling::Xml { stops, .. }
+                if !stops.iter().any(|t| s.contains(t.as_str()))
+                    && !s.starts_with(is_py_space)
+                    && !s.ends_with(is_py_space) =>
+            {
                 Expr::lit(s)
             }
             Spelling::Gemma { .. } | Spelling::Xml { .. } => nothing(),
@@ -226,6 +233,44 @@ impl Spelling {
     pub fn spaced(&self) -> bool {
         !matches!(self, Spelling::Gemma { .. })
     }
+}
+
+/// Python's whitespace (`str.strip`), which XML-style parsers strip from
+/// both ends of a raw value.
+const PY_SPACE: &[(char, char)] = &[
+    ('\t', '\r'),
+    ('\u{1c}', ' '),
+    ('\u{85}', '\u{85}'),
+    ('\u{a0}', '\u{a0}'),
+    ('\u{1680}', '\u{1680}'),
+    ('\u{2000}', '\u{200a}'),
+    ('\u{2028}', '\u{2029}'),
+    ('\u{202f}', '\u{202f}'),
+    ('\u{205f}', '\u{205f}'),
+    ('\u{3000}', '\u{3000}'),
+];
+
+fn is_py_space(c: char) -> bool {
+    PY_SPACE.iter().any(|&(lo, hi)| lo <= c && c <= hi)
+}
+
+/// Text that neither begins nor ends with whitespace: the GLM, MiniMax
+/// and DSML parsers strip a raw value (vLLM's glm4_moe and minimax_m2,
+/// SGLang's deepseekv32), so a value with whitespace at either end would
+/// be read changed; such values are left out (a subset).
+fn trimmed() -> Expr {
+    let mut inner: Vec<(char, char)> = Vec::new();
+    let mut next = '\0';
+    for &(lo, hi) in PY_SPACE {
+        if next < lo {
+            inner.push((next, char::from_u32(lo as u32 - 1).unwrap_or(next)));
+        }
+        next = char::from_u32(hi as u32 + 1).unwrap_or(char::MAX);
+    }
+    inner.push((next, char::MAX));
+    let edge = || Expr::CharClass(inner.clone());
+    let any = Expr::star(Expr::CharClass(vec![('\0', char::MAX)]));
+    Expr::opt(Expr::seq([edge(), Expr::opt(Expr::seq([any, edge()]))]))
 }
 
 /// The Python literal `'...'` (or `"..."`) of `s`.
