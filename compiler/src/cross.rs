@@ -182,6 +182,12 @@ impl TokenTrie {
     }
 }
 
+/// A colour's live and end tool ranges (ranks, `[lo, hi)`).
+pub type RankRanges = (Vec<(u32, u32)>, Vec<(u32, u32)>);
+
+/// Per state its distance row where it has one, and per state its tool top.
+pub type ToolRows = (Vec<Option<Vec<u32>>>, Vec<u32>);
+
 /// What the TOOLS section stores (see `tooldec_runtime::codec::tools`),
 /// computed with the crossing.
 pub struct ToolTables {
@@ -190,14 +196,14 @@ pub struct ToolTables {
     /// Each tool's rank: its place in name order, which the ranges count.
     pub rank: Vec<u32>,
     /// Per colour (0: none) its live and end rank ranges `[lo, hi)`.
-    pub classes: Vec<(Vec<(u32, u32)>, Vec<(u32, u32)>)>,
+    pub classes: Vec<RankRanges>,
     /// Per state `(colour, gate, budget gate)`.
     pub states: Vec<(u32, bool, bool)>,
     /// Per state its distance row (per live tool, in rank order) where
     /// some tool's distance differs from the state's, and per state its
     /// tool top; `None` when over [`TOOL_DISTANCE_LIMIT`] (or the colours'
     /// tool sets are not ranges in name order).
-    pub distances: Option<(Vec<Option<Vec<u32>>>, Vec<u32>)>,
+    pub distances: Option<ToolRows>,
     /// Why there are no distances, when there are none.
     pub no_distances: Option<String>,
     /// States with a distance row.
@@ -717,7 +723,7 @@ impl Cross<'_> {
             rank[t as usize] = r as u32;
         }
         let to_ranks = |tools: &[u32]| runs(tools.iter().map(|&t| rank[t as usize]).collect());
-        let classes: Vec<(Vec<(u32, u32)>, Vec<(u32, u32)>)> = names
+        let classes: Vec<RankRanges> = names
             .colors
             .classes
             .iter()
@@ -929,7 +935,7 @@ impl Cross<'_> {
             let c = color[s];
             let mut gate = !checked_of(s).is_empty();
             let mut budget = false;
-            if let Some((rows_d, _)) = &distances {
+            if let Some(rows_d) = &distances {
                 let mut t_max = 0u32;
                 let targets = free_of(s)
                     .iter()
@@ -961,7 +967,7 @@ impl Cross<'_> {
             rank,
             classes,
             states,
-            distances: distances.map(|(r, _)| (r, top)),
+            distances: distances.map(|r| (r, top)),
             no_distances,
             rows: rows.len(),
             gated,
@@ -977,12 +983,12 @@ impl Cross<'_> {
         rows: &[u32],
         row_of: &[bool],
         distance: &[u32],
-        classes: &[(Vec<(u32, u32)>, Vec<(u32, u32)>)],
+        classes: &[RankRanges],
         color: &[u32],
         n_tools: usize,
         free_of: &dyn Fn(usize) -> &'e [u32],
         checked_of: &dyn Fn(usize) -> &'e [(u32, u32, u32)],
-    ) -> (Vec<Option<Vec<u32>>>, ()) {
+    ) -> Vec<Option<Vec<u32>>> {
         use std::cmp::Reverse;
         use std::collections::BinaryHeap;
         let n = self.dfa.n_states();
@@ -1072,7 +1078,7 @@ impl Cross<'_> {
                 }
             }
         }
-        (out, ())
+        out
     }
 }
 

@@ -878,9 +878,8 @@ impl Dfa {
         let k2 = k + 1;
         let chain = n as u32; // X_0 .. X_m at n .. n + m
         let mut trans = Vec::with_capacity((n + m as usize + 1) * k2);
-        for s in 0..n {
+        for (s, &c) in colors.iter().enumerate().take(n) {
             trans.extend_from_slice(&self.trans[s * k..(s + 1) * k]);
-            let c = colors[s];
             trans.push(if c == 0 || s == DEAD as usize {
                 DEAD
             } else {
