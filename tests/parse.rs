@@ -5,8 +5,10 @@
 //!   vocabulary; random masked walks from every entry are read back, from
 //!   the token ids and from the decoded text, and must equal what the
 //!   format's independent parser (`tooldec_testkit::parsers::parser_for`)
-//!   reads; entries without such a parser are listed on one line, and
-//!   their readings are checked against the tools' schemas instead.
+//!   reads (`parser_with_tools`: the old formats' hand-written parsers,
+//!   the model formats' parsers written from vLLM/SGLang); entries
+//!   without one are listed on one line and checked against the tools'
+//!   schemas only.
 //! - `fixture_formats_weather_gpt2`: the argument encodings the shipped
 //!   formats do not use yet (`args_xml` in both forms, `args_python`,
 //!   `args_gemma`), from `tests/fixtures/formats/`: every walk reads back
@@ -90,6 +92,9 @@ struct Report {
     /// Bytes of META's `read` key, and of the whole META.
     table_bytes: usize,
     meta_bytes: usize,
+    /// Walks the independent parser refused (an upstream limitation it
+    /// names).
+    refused_by_parser: usize,
 }
 
 /// `walks` random walks from every entry of `format`, read back and
@@ -106,7 +111,8 @@ fn round_trip(
     let art = build(tools, vocab, f);
     let g = art.grammar();
     let reader = Reader::new(&g).unwrap();
-    let check = ToolValidators::new(&openai(tools));
+    let openai_tools = openai(tools);
+    let check = ToolValidators::new(&openai_tools);
     let mut walker = Walker::new(&g, vocab.tokens.len());
     let mut unparsed = Vec::new();
     let mut r = Report {
@@ -117,10 +123,11 @@ fn round_trip(
         bytes: 0,
         table_bytes: serde_json::to_string(reader.table()).unwrap().len(),
         meta_bytes: g.metadata().len(),
+        refused_by_parser: 0,
     };
     let entries: Vec<String> = g.entries().map(|(n, _)| n.to_string()).collect();
     for entry in &entries {
-        let parser = parsers::parser_for(&name, entry);
+        let parser = parsers::parser_with_tools(&name, entry);
         if parser.is_none() {
             assert!(!require_parser, "{name}/{entry}: no parser");
             unparsed.push(format!("{name}/{entry}"));
@@ -150,8 +157,22 @@ fn round_trip(
             r.walks += 1;
             r.calls += from_ids.len();
             let Some(parse) = parser else { continue };
-            let mut expected =
-                parse(&text).unwrap_or_else(|e| panic!("{name}/{entry} walk {w}: parser: {e}"));
+            // An output the upstream-derived parser refuses or misreads
+            // (testkit says so, naming the upstream behaviour) is counted
+            // apart; every reading it gives must be ours.
+            let mut expected = match parse.parse(&text, &openai_tools) {
+                Ok(c) => c,
+                Err(e) => {
+                    r.refused_by_parser += 1;
+                    if r.refused_by_parser == 1 {
+                        println!(
+                            "{name}/{entry}: the independent parser refuses walk {w}: {}",
+                            e.chars().take(160).collect::<String>()
+                        );
+                    }
+                    continue;
+                }
+            };
             // The positional parser gives the values; map them like the
             // reader does.
             for (tool, args) in &mut expected {
@@ -180,10 +201,11 @@ fn shipped_formats_weather_gpt2() {
     for format in CallFormat::shipped_names() {
         let (r, mut missing) = round_trip(&tools, &vocab, format, walks, false);
         println!(
-            "{format}: {} walks, {} calls, {} compared with the independent parser; reading {:.1} µs per output ({} bytes on average); META {} bytes, of which `read` {}",
+            "{format}: {} walks, {} calls, {} compared with the independent parser ({} it refuses); reading {:.1} µs per output ({} bytes on average); META {} bytes, of which `read` {}",
             r.walks,
             r.calls,
             r.compared,
+            r.refused_by_parser,
             r.read_time.as_secs_f64() * 1e6 / r.walks.max(1) as f64,
             r.bytes / r.walks.max(1),
             r.meta_bytes,
