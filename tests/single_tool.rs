@@ -13,6 +13,9 @@
 //!   `get_weather`) in react (bare names) and hermes (JSON names).
 //! - With `TOOLDEC_DATA`, the same on BFCL tools with Qwen2.5's tokenizer.
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
 use serde_json::{json, Value};
 use tooldec_compiler::vocab::Vocab;
 use tooldec_compiler::CallFormat;
@@ -20,6 +23,44 @@ use tooldec_compiler::{compile, spec, Options};
 use tooldec_runtime::{Artifact, Grammar, Matcher};
 use tooldec_testkit::parsers;
 use tooldec_testkit::walk::{seed, SplitMix64, Walker};
+
+/// Counts this thread's allocations (as `tests/alloc_free.rs` does), for
+/// [`serving_one_tool_allocates_nothing`].
+struct Counting;
+
+thread_local! {
+    static ALLOCS: Cell<u64> = const { Cell::new(0) };
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+        // SAFETY: the caller's contract for `alloc`, passed on unchanged.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System` with `layout`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+        // SAFETY: the caller's contract for `alloc_zeroed`, passed on.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new: usize) -> *mut u8 {
+        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+        // SAFETY: `ptr` came from `System` with `layout`; the caller's
+        // contract for `realloc`, passed on.
+        unsafe { System.realloc(ptr, layout, new) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocs() -> u64 {
+    ALLOCS.with(|c| c.get())
+}
 
 fn weather() -> spec::ToolSet {
     let path = format!(
@@ -380,5 +421,47 @@ fn measure() {
             us(open_t, open_n),
             us(open_plain, open_n)
         );
+    }
+}
+
+/// Serving a one-tool matcher allocates nothing: restricting, masks at
+/// gated and ungated states (budgeted and not), accepting, checking,
+/// forced bytes, rollback and resets, along walks chosen beforehand.
+#[test]
+fn serving_one_tool_allocates_nothing() {
+    use tooldec_runtime::{Checkpoint, RollbackMatcher};
+    let vocab = Vocab::builtin_gpt2().unwrap();
+    for format in ["react", "hermes"] {
+        let a = build(&weather(), format, &vocab);
+        let g = a.grammar();
+        let mut walker = Walker::new(&g, g.token_count());
+        let mut words = vec![0u32; g.mask_words()];
+        let mut bytes = [0u8; 64];
+        for tool in 0..g.tool_count() {
+            let mut rng = SplitMix64::new(seed(format, tool as u64, 3));
+            let start = g.matcher_for_tool(None, tool, Some(200)).unwrap();
+            let tokens = walker.walk_from(&mut rng, 2_000, start).unwrap();
+            let mut history = [Checkpoint::default(); 8];
+            let before = allocs();
+            let mut m = g.matcher();
+            m.restrict(Some(tool)).unwrap();
+            m.set_budget(Some(200)).unwrap();
+            let mut r = RollbackMatcher::new(m, &mut history[..]);
+            for &t in &tokens {
+                r.fill_mask(&mut words);
+                assert!(words[(t >> 5) as usize] >> (t & 31) & 1 == 1);
+                assert!(r.matcher().is_allowed(t));
+                r.forced_bytes(&mut bytes);
+                assert!(r.accept_token(t));
+                if r.depth() > 2 {
+                    assert!(r.rollback(1));
+                    assert!(r.accept_token(t));
+                }
+            }
+            assert!(r.is_terminated());
+            r.reset();
+            let _ = r.restrict(None);
+            assert_eq!(allocs(), before, "{format} tool {tool}: serving allocated");
+        }
     }
 }
