@@ -912,3 +912,65 @@ fn toolken_tool_choice_entries() {
         assert_eq!(accepts(&a, entry, text), want, "{entry} {text:?}");
     }
 }
+
+/// Kimi-K2 numbers its calls across the whole conversation
+/// (`functions.NAME:IDX`): a later turn, restarted at an entry with
+/// `reset_to` after the engine's inserted text, goes on counting where the
+/// last stopped; DSML and Qwen3-Coder restart the same way.
+#[test]
+fn multi_turn_running_counters_and_reset() {
+    let a = artifact("kimi-k2");
+    let g = a.grammar();
+    let call = |name: &str, idx: u32, args: &str| {
+        format!(
+            "<|tool_call_begin|>functions.{name}:{idx}<|tool_call_argument_begin|>{args}<|tool_call_end|>"
+        )
+    };
+    let mut m = g.matcher_at("required").unwrap();
+    let first = format!(
+        "<|tool_calls_section_begin|>{}{}<|tool_calls_section_end|>",
+        call("get_weather", 0, "{\"city\": \"Paris\"}"),
+        call("get_time", 1, "{\"timezone\": \"UTC\"}")
+    );
+    assert!(m.accept_bytes(first.as_bytes()));
+    assert!(m.is_accepting());
+    // The engine inserts the tool results and starts the next turn.
+    assert!(m.reset_to("auto"));
+    let second = format!(
+        "Checking once more.<|tool_calls_section_begin|>{}<|tool_calls_section_end|>",
+        call("get_weather", 2, "{\"city\": \"Rome\"}")
+    );
+    assert!(m.accept_bytes(second.as_bytes()));
+    assert!(m.is_accepting());
+    assert!(m.reset_to("one"));
+    let bad = format!(
+        "<|tool_calls_section_begin|>{}",
+        call("get_weather", 7, "{\"city\": 3}")
+    );
+    assert!(
+        !m.accept_bytes(bad.as_bytes()),
+        "a mistyped argument is refused"
+    );
+
+    for (format, entry, turn) in [
+        (
+            "qwen3-coder",
+            "required",
+            "<tool_call>\n<function=get_time>\n<parameter=timezone>\nUTC\n</parameter>\n</function>\n</tool_call>",
+        ),
+        (
+            "deepseek-v3.2",
+            "required",
+            "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_time\">\n<｜DSML｜parameter name=\"timezone\" string=\"true\">UTC</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>",
+        ),
+    ] {
+        let a = artifact(format);
+        let g = a.grammar();
+        let mut m = g.matcher_at(entry).unwrap();
+        for k in 0..3 {
+            assert!(m.accept_bytes(turn.as_bytes()), "{format}: turn {k}");
+            assert!(m.is_accepting(), "{format}: turn {k}");
+            assert!(m.reset_to(entry));
+        }
+    }
+}
