@@ -227,22 +227,38 @@ pub fn python_value(v: &Value) -> String {
     }
 }
 
-/// A JSON value in Gemma 4's spelling: bare keys, strings between `<|"|>`
-/// quotes, no spaces.
+/// A JSON value in Gemma 4's spelling as its template writes it: bare
+/// keys in sorted order (`dictsort`), strings between `<|"|>` quotes, no
+/// spaces; numbers without an exponent (which Gemma's readers take for a
+/// string).
 pub fn gemma_value(v: &Value) -> String {
     match v {
         Value::String(s) => format!("<|\"|>{s}<|\"|>"),
+        Value::Number(n) if !(n.is_i64() || n.is_u64()) => {
+            let f = n.as_f64().unwrap_or(0.0);
+            let s = format!("{f}");
+            if s.contains('.') {
+                s
+            } else {
+                format!("{s}.0")
+            }
+        }
+        Value::Object(o) => {
+            let mut keys: Vec<&String> = o.keys().collect();
+            keys.sort();
+            format!(
+                "{{{}}}",
+                keys.iter()
+                    .map(|k| format!("{k}:{}", gemma_value(&o[k.as_str()])))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
+        }
         Value::Array(a) => format!(
             "[{}]",
             a.iter().map(gemma_value).collect::<Vec<_>>().join(",")
         ),
-        Value::Object(o) => format!(
-            "{{{}}}",
-            o.iter()
-                .map(|(k, x)| format!("{k}:{}", gemma_value(x)))
-                .collect::<Vec<_>>()
-                .join(",")
-        ),
+
         other => other.to_string(),
     }
 }

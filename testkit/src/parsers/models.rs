@@ -1176,7 +1176,7 @@ fn gemma_scalar(s: &str) -> Result<Value, String> {
     };
     match n {
         Some(v) => Ok(v),
-        None if serde_json::from_str::<Value>(t).is_ok() => Err(format!(
+        None if t == "None" || serde_json::from_str::<Value>(t).is_ok() => Err(format!(
             "vLLM's gemma4 parser reads the bare value {t:?} as a string"
         )),
         None => Ok(Value::String(t.to_string())),
