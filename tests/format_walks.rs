@@ -165,28 +165,10 @@ fn is_old_format(format: &str) -> bool {
 /// upstream).
 const KNOWN_DISAGREEMENTS: &[(&str, &str, &str, &str)] = &[
     (
-        "deepseek-r1",
-        "*",
-        "regex has no DOTALL",
-        "the JSON arguments may hold line breaks (the machine's JSON whitespace); vLLM's deepseek_v3 regex reads none",
-    ),
-    (
-        "deepseek-v3.1",
-        "*",
-        "regex has no DOTALL",
-        "the JSON arguments may hold line breaks (the machine's JSON whitespace); vLLM's deepseek_v31 regex reads none",
-    ),
-    (
         "kimi-k2",
         "*",
         "parser reads the tool name of id",
         "a tool name with a dot: vLLM's kimi_k2 parser keeps only what follows the last dot of functions.NAME:IDX",
-    ),
-    (
-        "gemma4",
-        "*",
-        "as a string",
-        "a bare null (None, as Gemma 4's template writes it, or null): vLLM's gemma4 parser reads it as a string",
     ),
 ];
 const FUNCQA_DIR: &str = "tools/toolkengpt/data/funcqa";

@@ -329,7 +329,8 @@ mod read {
             Node::Part(p, _) => match p {
                 Part::Name => R::Name,
                 Part::NameJson => R::NameJson,
-                Part::Args => R::Args,
+                // A JSON object either way: the reader needs no line rule.
+                Part::Args | Part::ArgsInline => R::Args,
                 Part::ArgsPositional => R::ArgsPositional,
                 Part::ArgsPython => R::ArgsPython,
                 Part::ArgsGemma => R::ArgsGemma(Box::new(token("<|\"|>", used))),

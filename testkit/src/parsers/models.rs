@@ -1158,15 +1158,20 @@ pub fn granite(text: &str, _tools: &[Value]) -> Result<Parsed, String> {
 
 const GEMMA_Q: &str = "<|\"|>";
 
-/// vLLM `_parse_gemma4_value`: `true`/`false`, a number (`float` when it
-/// holds a `.`, else `int`), else the text as a string. A bare JSON value
-/// that this reads as a string (`null`, `1e5`) is an error: the grammar
-/// meant the value, vLLM gives the text.
+/// vLLM `_parse_gemma4_value` (as of vllm-project/vllm @
+/// 027004de3715411197be51ced325705abcf740a7): `true`/`false`; `null`,
+/// `none`, `nil` in any case as null; a number (`float` when it holds a
+/// `.`, else `int`); else the text as a string. A bare JSON value that this
+/// reads as a string (`1e5`) is an error: the grammar meant the value, vLLM
+/// gives the text.
 fn gemma_scalar(s: &str) -> Result<Value, String> {
     let t = s.trim();
     match t {
         "true" => return Ok(Value::Bool(true)),
         "false" => return Ok(Value::Bool(false)),
+        _ if matches!(t.to_lowercase().as_str(), "null" | "none" | "nil") => {
+            return Ok(Value::Null)
+        }
         _ => {}
     }
     let n = if t.contains('.') {
@@ -1176,7 +1181,7 @@ fn gemma_scalar(s: &str) -> Result<Value, String> {
     };
     match n {
         Some(v) => Ok(v),
-        None if t == "None" || serde_json::from_str::<Value>(t).is_ok() => Err(format!(
+        None if serde_json::from_str::<Value>(t).is_ok() => Err(format!(
             "vLLM's gemma4 parser reads the bare value {t:?} as a string"
         )),
         None => Ok(Value::String(t.to_string())),

@@ -344,6 +344,9 @@ impl Lower<'_, '_> {
                     ),
                     Part::Args => self.tools.args[i].clone(),
                     Part::ArgsPositional => self.encoded(i, *pos, &Encoding::Positional)?,
+                    Part::ArgsInline => {
+                        self.encoded(i, *pos, &Encoding::Spelled(Spelling::JsonInline))?
+                    }
                     Part::ArgsPython => {
                         self.encoded(i, *pos, &Encoding::Spelled(Spelling::Python))?
                     }

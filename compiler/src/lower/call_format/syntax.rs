@@ -26,6 +26,7 @@
 //! | part | the arguments as |
 //! |---|---|
 //! | `args` | a JSON object |
+//! | `args_inline` | a JSON object with no line break between its tokens (for parsers whose regular expression stops at one) |
 //! | `args_positional` | comma-separated JSON values (required parameters first, each group in the schema's order; trailing optional ones may be left out) |
 //! | `args_python` | Python keyword arguments `k=V, k2=V2` of Python literals: strings `'...'` or `"..."` with Python's escapes, `True`/`False`/`None`, lists, dicts with string keys |
 //! | `args_gemma` | Gemma 4's object `{k:V,k2:V2}`: bare keys, strings between `token("<\|\"\|>")` quotes with their text as is, JSON numbers, `true`/`false`/`null`, `[...]`, `{...}` |
@@ -101,6 +102,8 @@ pub enum Part {
     Args,
     /// The tool's arguments by position (`args_positional`).
     ArgsPositional,
+    /// The tool's arguments as a JSON object on one line (`args_inline`).
+    ArgsInline,
     /// The tool's arguments as Python keyword arguments (`args_python`).
     ArgsPython,
     /// The tool's arguments as a Gemma 4 object (`args_gemma`).
@@ -117,6 +120,7 @@ impl Part {
             Part::NameJson => "name_json",
             Part::Args => "args",
             Part::ArgsPositional => "args_positional",
+            Part::ArgsInline => "args_inline",
             Part::ArgsPython => "args_python",
             Part::ArgsGemma => "args_gemma",
             Part::ArgsXml => "args_xml",
@@ -197,6 +201,7 @@ const KEYWORDS: &[&str] = &[
     "name_json",
     "args",
     "args_positional",
+    "args_inline",
     "args_python",
     "args_gemma",
     "args_xml",
@@ -725,6 +730,7 @@ fn atom(file: &str, p: Pair<'_, Rule_>) -> Result<Node, Error> {
                 "name" => Part::Name,
                 "name_json" => Part::NameJson,
                 "args" => Part::Args,
+                "args_inline" => Part::ArgsInline,
                 "args_python" => Part::ArgsPython,
                 "args_gemma" => Part::ArgsGemma,
                 _ => Part::ArgsPositional,
@@ -902,7 +908,9 @@ fn describe(r: &Rule_) -> &'static str {
             "special(...), token(...), text(), text_except(...) or args_xml(...)"
         }
         Rule_::tool_block => "tool { ... }",
-        Rule_::tool_part => "name, name_json, args, args_positional, args_python or args_gemma",
+        Rule_::tool_part => {
+            "name, name_json, args, args_inline, args_positional, args_python or args_gemma"
+        }
         Rule_::reference => "a rule name",
         _ => "more input",
     }

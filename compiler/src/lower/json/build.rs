@@ -275,7 +275,7 @@ impl<'a> Lowering<'a> {
             && f.min_len == 0
             && f.max_len.is_none()
             && f.formats.is_empty()
-            && !matches!(self.spelling, Spelling::Json);
+            && !matches!(self.spelling, Spelling::Json | Spelling::JsonInline);
         let slot = usize::from(depth == 1);
         if plain {
             if let Some(e) = &self.plain_strings[slot] {

@@ -301,10 +301,10 @@ impl<'a> Lowering<'a> {
 
     /// `[ \t\n\r]{0,max_ws}`; none where the spelling takes none.
     pub fn ws(&self) -> Expr {
-        if self.spelling.spaced() {
-            ws(self.opts.max_ws)
-        } else {
-            Expr::Empty
+        match self.spelling {
+            Spelling::JsonInline => text::ws_inline(self.opts.max_ws),
+            _ if self.spelling.spaced() => ws(self.opts.max_ws),
+            _ => Expr::Empty,
         }
     }
 

@@ -23,6 +23,10 @@ use super::build::{nothing, INTERSECT_STATES};
 pub(crate) enum Spelling {
     /// JSON.
     Json,
+    /// JSON with no line break between its tokens (`args_inline`), for
+    /// parsers that find a call with a regular expression whose `.` stops
+    /// at a line break (vLLM's DeepSeek-V3 and V3.1 parsers).
+    JsonInline,
     /// Python literals; the arguments themselves are keyword arguments.
     Python,
     /// Gemma 4: bare keys, strings between `quote`s.
@@ -90,7 +94,7 @@ impl Spelling {
     /// JSON.
     fn json_at(&self, depth: usize) -> bool {
         match self {
-            Spelling::Json => true,
+            Spelling::Json | Spelling::JsonInline => true,
             Spelling::Xml { .. } => depth != 1,
             _ => false,
         }
@@ -179,7 +183,7 @@ impl Spelling {
                 let content = without(respell(&json_quoted, raw)?, stops)?;
                 expr::intersect(&[content, trimmed()], INTERSECT_STATES)
             }
-            Spelling::Json => Ok(json_quoted),
+            Spelling::Json | Spelling::JsonInline => Ok(json_quoted),
         }
     }
 
@@ -202,7 +206,7 @@ impl Spelling {
                 Expr::lit(s)
             }
             Spelling::Gemma { .. } | Spelling::Xml { .. } => nothing(),
-            Spelling::Json => json(),
+            Spelling::Json | Spelling::JsonInline => json(),
         }
     }
 

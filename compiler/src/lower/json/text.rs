@@ -14,6 +14,18 @@ pub fn ws(max: u32) -> Expr {
     )
 }
 
+/// `[ \t]{0,max}`: whitespace on one line.
+pub fn ws_inline(max: u32) -> Expr {
+    if max == 0 {
+        return Expr::Empty;
+    }
+    Expr::repeat(
+        Expr::ByteClass(vec![(b' ', b' '), (b'\t', b'\t')]),
+        0,
+        Some(max),
+    )
+}
+
 fn hex() -> Expr {
     Expr::ByteClass(vec![(b'0', b'9'), (b'A', b'F'), (b'a', b'f')])
 }
