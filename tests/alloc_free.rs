@@ -3,54 +3,14 @@
 //! `forced_bytes`, budgeted masks and batched fills, on plain, rollback and
 //! owned matchers, over whole random walks.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use tooldec_compiler::vocab::Vocab;
 use tooldec_compiler::{compile, spec, Options};
 use tooldec_runtime::{fill_batch, Checkpoint, Matcher, RollbackMatcher, SharedGrammar};
+use tooldec_testkit::alloc::{allocs, Counting};
 use tooldec_testkit::walk::{seed, SplitMix64};
-
-/// Counts allocations (and reallocations) made by the current thread, so
-/// tests running beside this one on other threads do not disturb it.
-struct Counting;
-
-thread_local! {
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards to the system allocator; only bumps a thread-local
-// counter (const-initialized, no destructor, so it never allocates).
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: the caller's contract for `alloc`, passed on unchanged.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System` with `layout` (every block here
-        // does).
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: the caller's contract for `alloc_zeroed`, passed on.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new: usize) -> *mut u8 {
-        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: `ptr` came from `System` with `layout`; the caller's
-        // contract for `realloc`, passed on.
-        unsafe { System.realloc(ptr, layout, new) }
-    }
-}
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-fn allocs() -> u64 {
-    ALLOCS.with(|c| c.get())
-}
 
 /// Runs `f` and returns what it returned and how many allocations it made.
 fn counted<T>(f: impl FnOnce() -> T) -> (T, u64) {

@@ -13,56 +13,17 @@
 //!   `get_weather`) in react (bare names) and hermes (JSON names).
 //! - With `TOOLDEC_DATA`, the same on BFCL tools with Qwen2.5's tokenizer.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use serde_json::{json, Value};
 use tooldec_compiler::vocab::Vocab;
 use tooldec_compiler::CallFormat;
 use tooldec_compiler::{compile, spec, Options};
 use tooldec_runtime::{Artifact, Grammar, Matcher};
+use tooldec_testkit::alloc::{allocs, Counting};
 use tooldec_testkit::parsers;
 use tooldec_testkit::walk::{seed, SplitMix64, Walker};
 
-/// Counts this thread's allocations (as `tests/alloc_free.rs` does), for
-/// [`serving_one_tool_allocates_nothing`].
-struct Counting;
-
-thread_local! {
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards to the system allocator; only bumps a thread-local
-// counter (const-initialized, no destructor, so it never allocates).
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: the caller's contract for `alloc`, passed on unchanged.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System` with `layout`.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: the caller's contract for `alloc_zeroed`, passed on.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new: usize) -> *mut u8 {
-        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: `ptr` came from `System` with `layout`; the caller's
-        // contract for `realloc`, passed on.
-        unsafe { System.realloc(ptr, layout, new) }
-    }
-}
-
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-fn allocs() -> u64 {
-    ALLOCS.with(|c| c.get())
-}
 
 fn weather() -> spec::ToolSet {
     let path = format!(
@@ -155,7 +116,7 @@ fn check(set: &spec::ToolSet, format: &str, vocab: &Vocab, walks: usize) {
                     assert!(lo < 10_000, "{label}: no budget fits");
                 }
                 assert!(
-                    g.matcher_for_tool(Some(entry), t, Some(lo - 1)).is_err(),
+                    lo == 0 || g.matcher_for_tool(Some(entry), t, Some(lo - 1)).is_err(),
                     "{label}"
                 );
                 lo
@@ -192,7 +153,12 @@ fn check(set: &spec::ToolSet, format: &str, vocab: &Vocab, walks: usize) {
                 assert!(accepts(unrestricted, &text), "{label}: {text:?}");
                 assert!(accepts_tokens(m, &tokens), "{label}: {text:?}");
             }
-            assert!(called, "{label}: no walk called the tool");
+            // An entry whose outputs may have no call (`auto`, `start` of
+            // toolken) need not reach one in a few walks.
+            let may_skip = g.matcher_at(entry).unwrap().is_accepting()
+                || entry.contains("auto")
+                || format == "toolken";
+            assert!(called || may_skip, "{label}: no walk called the tool");
             // The other way: the tool alone's outputs pass the one-tool
             // matcher, as bytes and as the same tokens.
             for w in 0..walks {

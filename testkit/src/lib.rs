@@ -26,6 +26,7 @@
 //! Everything here is test support: it panics with a clear message on
 //! missing files rather than returning errors.
 
+pub mod alloc;
 pub mod bfcl;
 mod check;
 pub mod data;
