@@ -78,7 +78,7 @@ def hermes():
 
 @pytest.fixture(scope="session")
 def qwen():
-    """weather.json, hermes format, Qwen2.5 tokenizer (special <tool_call>),
+    """weather.json, hermes format, Qwen2.5 tokenizer (<tool_call> an added token that is text),
     logits size 151936: compiled by python/test.sh when $TOOLDEC_DATA is set."""
     import tooldec
 
