@@ -20,7 +20,7 @@ pub struct Source<'a> {
     pub payload: &'a [u8],
 }
 
-const SECTIONS: [&str; 14] = [
+const SECTIONS: [&str; 15] = [
     "BYTE_CLASSES",
     "TRANSITIONS",
     "STATES",
@@ -35,10 +35,11 @@ const SECTIONS: [&str; 14] = [
     "DISTANCE",
     "TIER_INDEX",
     "TIERS",
+    "TOOLS",
 ];
 
 /// What each section holds, in a few words.
-const SECTION_WHAT: [&str; 14] = [
+const SECTION_WHAT: [&str; 15] = [
     "byte -> class",
     "state x class -> state",
     "accepting bit and mask id per state",
@@ -53,6 +54,7 @@ const SECTION_WHAT: [&str; 14] = [
     "tokens to acceptance per state",
     "budget tiers per state",
     "budget tier lists",
+    "one-tool matchers: names, name colours, gates, per-tool distances",
 ];
 
 fn word(payload: &[u8], i: usize) -> u32 {
