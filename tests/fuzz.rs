@@ -67,13 +67,21 @@ fn build_seeds() -> Vec<(&'static str, Vec<u8>)> {
         max_ws: 0,
         ..JsonOptions::default()
     };
+    // Entry `start` alone keeps the seed small.
     let react = Options {
         json,
+        format: CallFormat::load("react")
+            .unwrap()
+            .only_entry("start")
+            .unwrap(),
         ..Options::default()
     };
     let hermes = Options {
         json,
-        format: CallFormat::load("hermes").unwrap(),
+        format: CallFormat::load("hermes")
+            .unwrap()
+            .only_entry("start")
+            .unwrap(),
         // Padding ids past the tokenizer, and a default budget.
         mask_width: Some(vocab.len() as u32 + 7),
         max_tokens: Some(40),
@@ -362,7 +370,7 @@ fn one_shared_tier_list(pairs: usize, first: u32, len: u32) -> Vec<u8> {
     let (index, _) = fuzz_common::section(&p, sec::TIER_INDEX);
     let word = |i: usize| u32::from_le_bytes(p[4 * i..4 * i + 4].try_into().unwrap());
     let n_states = word(hdr::N_STATES) as usize;
-    // TIERS is the last section: replace it.
+    // TIERS is the last section before TOOLS: replace it.
     let mut q = p[..tiers].to_vec();
     q.extend(layout::TIER_LIST_HEAD.to_le_bytes());
     q.extend((pairs as u32).to_le_bytes());
@@ -370,10 +378,19 @@ fn one_shared_tier_list(pairs: usize, first: u32, len: u32) -> Vec<u8> {
         q.extend(k.to_le_bytes());
         q.extend(0u32.to_le_bytes());
     }
+    let tiers_len = q.len() - tiers;
+    // The optional TOOLS section follows TIERS: moved past the new list.
+    let (tools, tools_len) = fuzz_common::section(&p, sec::TOOLS);
+    let tools_at = q.len();
+    q.extend_from_slice(&p[tools..tools + tools_len]);
     let mut edits = vec![
         Edit::Word {
             word: HEADER_WORDS + 3 * (sec::TIERS as usize - 1) + 2,
-            value: (q.len() - tiers) as u32,
+            value: tiers_len as u32,
+        },
+        Edit::Word {
+            word: HEADER_WORDS + 3 * (sec::TOOLS as usize - 1) + 1,
+            value: tools_at as u32,
         },
         Edit::FixTotal,
     ];
