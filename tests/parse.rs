@@ -70,8 +70,23 @@ fn decode(vocab: &Vocab, g: &Grammar<'_>, ids: &[u32]) -> String {
 fn as_pairs(calls: &[tooldec_read::Call]) -> Calls {
     calls
         .iter()
-        .map(|c| (c.name.clone(), Value::Object(c.arguments.clone())))
+        .map(|c| (c.name.clone(), canon(Value::Object(c.arguments.clone()))))
         .collect()
+}
+
+/// `v` with every integral number spelled as an integer: `61e-0` is 61 as
+/// a JSON value whichever way a reader stores it (serde_json keeps 61.0
+/// and 61 apart).
+fn canon(v: Value) -> Value {
+    match v {
+        Value::Number(n) => match n.as_f64() {
+            Some(x) if x.fract() == 0.0 && x.abs() < 9.2e18 => Value::from(x as i64),
+            _ => Value::Number(n),
+        },
+        Value::Array(a) => Value::Array(a.into_iter().map(canon).collect()),
+        Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, canon(v))).collect()),
+        other => other,
+    }
 }
 
 /// The tool list as OpenAI tools, for the validators.
@@ -180,6 +195,7 @@ fn round_trip(
                     let t = tools.tools.iter().find(|t| &t.name == tool).unwrap();
                     *args = parsers::positional_to_object(&t.parameters, values).unwrap();
                 }
+                *args = canon(std::mem::take(args));
             }
             assert_eq!(
                 as_pairs(&from_ids),
