@@ -17,10 +17,15 @@
 //!   format's `token("<tool_call>")` then finds no special token by that
 //!   name and falls back to the text, which that added token (and any other
 //!   spelling of the same bytes) matches.
+//!
+//! A `tokenizer.json` is read by `hf` (its vocabulary, added tokens and
+//! decoder, without building the tokenizer), a GGUF file by `gguf`.
 
 mod gguf;
+mod hf;
 
 pub use gguf::is_gguf;
+pub use hf::{read_tokenizer_json, ReadTokens};
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -120,13 +125,13 @@ impl Vocab {
     pub fn from_tokenizer_json(path: &Path, eos: &[String]) -> Result<Vocab, Error> {
         let shown = path.display().to_string();
         let verr = |msg: String| Error::new(ErrorKind::Vocab, format!("{shown}: {msg}"));
-        let tok = tokenizers::Tokenizer::from_file(path)
-            .map_err(|e| verr(format!("cannot load tokenizer: {e}")))?;
+        let json =
+            std::fs::read_to_string(path).map_err(|e| verr(format!("cannot read it: {e}")))?;
         let ReadTokens {
             tokens,
             kind,
             leading_space,
-        } = read_tokens(&tok, &shown)?;
+        } = read_tokenizer_json(&json, &shown)?;
         let n = tokens.len();
         let mut v = Vocab {
             tokens,
@@ -243,14 +248,9 @@ impl Vocab {
     /// of that file, read by the same code. For a serving engine that holds
     /// a tokenizer, not its file; no end-of-sequence token is needed.
     pub fn fingerprint_tokenizer_json(json: &str) -> Result<[u8; 32], Error> {
-        let shown = "tokenizer.json";
-        let tok: tokenizers::Tokenizer = json.parse().map_err(|e| {
-            Error::new(
-                ErrorKind::Vocab,
-                format!("{shown}: cannot load tokenizer: {e}"),
-            )
-        })?;
-        Ok(fingerprint_of(&read_tokens(&tok, shown)?.tokens))
+        Ok(fingerprint_of(
+            &read_tokenizer_json(json, "tokenizer.json")?.tokens,
+        ))
     }
 
     /// Special token names by id, for the metadata.
@@ -277,175 +277,6 @@ fn fingerprint_of(tokens: &[Token]) -> [u8; 32] {
         }
     }
     f.finish()
-}
-
-/// A tokenizer's tokens as bytes, and how they were recovered.
-struct ReadTokens {
-    tokens: Vec<Token>,
-    kind: VocabKind,
-    leading_space: bool,
-}
-
-/// Each token of a loaded Hugging Face tokenizer as bytes: what
-/// [`Vocab::from_tokenizer_json`] and
-/// [`Vocab::fingerprint_tokenizer_json`] share. `shown` names the tokenizer
-/// in errors.
-fn read_tokens(tok: &tokenizers::Tokenizer, shown: &str) -> Result<ReadTokens, Error> {
-    let verr = |msg: String| Error::new(ErrorKind::Vocab, format!("{shown}: {msg}"));
-    let model = serde_json::to_value(tok.get_model()).map_err(|e| verr(e.to_string()))?;
-    let model_type = model
-        .get("type")
-        .and_then(Value::as_str)
-        .unwrap_or("?")
-        .to_string();
-    let decoder = tok
-        .get_decoder()
-        .and_then(|d| serde_json::to_value(d).ok())
-        .unwrap_or(Value::Null);
-    let decoders = flatten(&decoder);
-    let has = |t: &str| {
-        decoders
-            .iter()
-            .any(|d| d.get("type").and_then(Value::as_str) == Some(t))
-    };
-    if model_type == "WordPiece" {
-        return Err(verr(
-            "WordPiece vocabularies cannot be mapped to exact bytes (\"##\" continuations and \
-             normalization lose them); tooldec needs a generative model's BPE or SentencePiece tokenizer"
-                .into(),
-        ));
-    }
-    let kind = if has("ByteLevel") {
-        VocabKind::ByteLevel
-    } else if has("ByteFallback") || has("Metaspace") || decoders.iter().any(is_metaspace_replace) {
-        VocabKind::SentencePiece
-    } else {
-        return Err(verr(format!(
-            "cannot recover token bytes: the decoder ({}) is neither byte-level nor SentencePiece-style",
-            describe(&decoder)
-        )));
-    };
-    let byte_fallback = has("ByteFallback");
-    let leading_space = kind == VocabKind::SentencePiece
-        && decoders.iter().any(|d| {
-            let ty = d.get("type").and_then(Value::as_str);
-            (ty == Some("Strip") && d.get("start").and_then(Value::as_u64).unwrap_or(0) > 0)
-                || (ty == Some("Metaspace")
-                    && d.get("prepend_scheme")
-                        .and_then(Value::as_str)
-                        .unwrap_or("always")
-                        != "never")
-        });
-
-    let added = tok.get_added_tokens_decoder();
-    let vocab = tok.get_vocab(true);
-    let n = vocab.values().copied().max().map_or(0, |m| m as usize + 1);
-    let mut tokens = vec![Token::Unused; n];
-    let unicode_to_byte = byte_level_inverse();
-    for (text, &id) in &vocab {
-        if added.contains_key(&id) {
-            continue; // below
-        }
-        let token = if kind == VocabKind::ByteLevel {
-            let mut bytes = Vec::with_capacity(text.len());
-            for c in text.chars() {
-                match unicode_to_byte.get(&c) {
-                    Some(&b) => bytes.push(b),
-                    None => {
-                        return Err(verr(format!(
-                            "token {id} {text:?} has the character {c:?}, outside the byte-level alphabet"
-                        )))
-                    }
-                }
-            }
-            Token::Text(bytes)
-        } else {
-            Token::Text(piece_bytes(text, byte_fallback))
-        };
-        tokens[id as usize] = token;
-    }
-    for (&id, a) in &added {
-        if (id as usize) < n {
-            tokens[id as usize] = if a.special {
-                Token::Special(a.content.clone())
-            } else {
-                Token::Text(added_text(
-                    &a.content,
-                    kind,
-                    byte_fallback,
-                    &unicode_to_byte,
-                ))
-            };
-        }
-    }
-    Ok(ReadTokens {
-        tokens,
-        kind,
-        leading_space,
-    })
-}
-
-/// The bytes of a SentencePiece-style piece: `<0xNN>` is byte NN where the
-/// decoder has byte fallback, and `▁` is a space.
-fn piece_bytes(text: &str, byte_fallback: bool) -> Vec<u8> {
-    match byte_fallback.then(|| parse_byte_token(text)).flatten() {
-        Some(b) => vec![b],
-        None => text.replace('\u{2581}', " ").into_bytes(),
-    }
-}
-
-/// The bytes a non-special added token decodes to: what the tokenizer's
-/// decoder makes of its content, as `tokenizers`' `decode` passes it.
-///
-/// - Byte-level: the decoder maps a token through GPT-2's alphabet when
-///   every character is in it and keeps its UTF-8 otherwise
-///   (`tokenizers`' `ByteLevel::decode_chain`). Printable ASCII maps to
-///   itself, so `<tool_call>` is its own bytes either way, and content
-///   with a space or a newline (outside the alphabet) is its UTF-8; unlike
-///   a vocabulary token, no character is an error.
-/// - SentencePiece style: as a vocabulary token (`▁` a space, `<0xNN>` a
-///   byte): Gemma's added runs of `▁` decode to runs of spaces.
-fn added_text(
-    content: &str,
-    kind: VocabKind,
-    byte_fallback: bool,
-    unicode_to_byte: &std::collections::HashMap<char, u8>,
-) -> Vec<u8> {
-    match kind {
-        VocabKind::ByteLevel => content
-            .chars()
-            .map(|c| unicode_to_byte.get(&c).copied())
-            .collect::<Option<Vec<u8>>>()
-            .unwrap_or_else(|| content.as_bytes().to_vec()),
-        VocabKind::SentencePiece => piece_bytes(content, byte_fallback),
-        VocabKind::Raw => content.as_bytes().to_vec(),
-    }
-}
-
-/// A decoder and, for `Sequence`, its parts.
-fn flatten(d: &Value) -> Vec<&Value> {
-    match d.get("decoders").and_then(Value::as_array) {
-        Some(parts) => parts.iter().flat_map(flatten).collect(),
-        None if d.is_object() => vec![d],
-        None => Vec::new(),
-    }
-}
-
-fn is_metaspace_replace(d: &&Value) -> bool {
-    d.get("type").and_then(Value::as_str) == Some("Replace")
-        && d.pointer("/pattern/String").and_then(Value::as_str) == Some("\u{2581}")
-}
-
-fn describe(d: &Value) -> String {
-    let types: Vec<&str> = flatten(d)
-        .iter()
-        .filter_map(|d| d.get("type").and_then(Value::as_str))
-        .collect();
-    if types.is_empty() {
-        "none".into()
-    } else {
-        types.join(", ")
-    }
 }
 
 /// `<0xNN>` → NN.
