@@ -52,6 +52,8 @@ pub fn grid(var: &str, default: &str) -> Vec<String> {
         .collect()
 }
 
+pub mod latency;
+
 pub mod workloads {
     //! Tool sets from the real data, in the compiler's input form.
 

@@ -19,6 +19,7 @@ const USAGE: &str = "usage:
                        [--walks N] [--families-tokenizers a,b] [--distinct N]
   tooldec-bench tools N -o FILE
   tooldec-bench child (tooldec|outlines|llguidance) WORKLOAD TOKENIZER DIR [--walks N]
+  tooldec-bench latency --tokenizer NAME|PATH [--format NAME] [--limit N] [TOOLS.json ...]
 
 WORKLOAD: scale:N | scale-distinct:N | bfcl:CATEGORY:ID | toolbench:ID";
 
@@ -30,12 +31,13 @@ pub fn main(args: &[String]) -> Result<(), String> {
         Some("tools") => tools(&args[1..]),
         Some("child") => child(&args[1..]),
         Some("report") => report(&args[1..]),
+        Some("latency") => crate::latency::main(&args[1..]),
         _ => Err(USAGE.into()),
     }
 }
 
 /// The value of `--name` in `args`.
-fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+pub(crate) fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
     args.iter()
         .position(|a| a == name)
         .and_then(|i| args.get(i + 1))
@@ -432,6 +434,41 @@ fn report(args: &[String]) -> Result<(), String> {
 }
 
 fn header(md: &mut String, args: &[String]) {
+    let _ = writeln!(md, "{}  ", machine());
+    let _ = writeln!(
+        md,
+        "Engines: tooldec {}, outlines-core 0.2.14 (`Index::new`), llguidance 1.9.1 (`Matcher`), all built in this run with `--release`.  ",
+        env!("CARGO_PKG_VERSION")
+    );
+    let _ = writeln!(
+        md,
+        "Command: `TOOLDEC_DATA=../shared/data cargo run --release -p tooldec-bench -- report {}`\n",
+        args.join(" ")
+    );
+}
+
+/// The commit the working tree is at, and whether it has changes.
+pub(crate) fn commit() -> String {
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    match (
+        git(&["rev-parse", "--short", "HEAD"]),
+        git(&["status", "--porcelain", "--untracked-files=no"]),
+    ) {
+        (Some(c), Some(changes)) if changes.is_empty() => format!("`{c}`"),
+        (Some(c), Some(_)) => format!("`{c}` with uncommitted changes"),
+        _ => "unknown (not a git checkout)".to_string(),
+    }
+}
+
+/// One line naming the CPU, cores, memory and compiler.
+pub(crate) fn machine() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {
@@ -457,17 +494,7 @@ fn header(md: &mut String, args: &[String]) {
         .ok()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default();
-    let _ = writeln!(md, "Machine: {cpu}, {cores} cores, {mem} RAM; {rustc}.  ");
-    let _ = writeln!(
-        md,
-        "Engines: tooldec {}, outlines-core 0.2.14 (`Index::new`), llguidance 1.9.1 (`Matcher`), all built in this run with `--release`.  ",
-        env!("CARGO_PKG_VERSION")
-    );
-    let _ = writeln!(
-        md,
-        "Command: `TOOLDEC_DATA=../shared/data cargo run --release -p tooldec-bench -- report {}`\n",
-        args.join(" ")
-    );
+    format!("Machine: {cpu}, {cores} cores, {mem} RAM; {rustc}.")
 }
 
 fn serving_tables(md: &mut String, rows: &[(String, String, Value, Vec<Value>)], n_walks: usize) {

@@ -36,6 +36,7 @@
 
 pub mod artifact;
 pub mod automaton;
+mod compiler;
 mod cross;
 pub mod error;
 pub mod lower;
@@ -47,6 +48,7 @@ use std::time::{Duration, Instant};
 use artifact::meta::Meta;
 use artifact::write;
 pub use automaton::machine::{build_dfa, build_schema_dfa, DfaStats, Machine, Phases};
+pub use compiler::{Compiler, Loaded, DEFAULT_CACHE_BYTES};
 pub use error::{Error, ErrorKind};
 pub use lower::call_format::{self, CallFormat};
 pub use lower::json::JsonOptions;
@@ -116,7 +118,8 @@ pub struct Report {
     pub forms: write::MaskForms,
     /// Nodes of the vocabulary's token trie.
     pub trie_nodes: usize,
-    /// Trie nodes visited by the crossing, over all states.
+    /// Trie nodes the crossing visited over all states outside the regions
+    /// whose walks are shared and cached (DESIGN.md §5).
     pub nodes_visited: usize,
     /// Bytes of the artifact before compression.
     pub payload_bytes: usize,
@@ -170,6 +173,15 @@ pub fn compile(
     opts: &Options,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Compiled, Error> {
+    check_width(vocab, opts)?;
+    let built = build_dfa(set, opts, vocab, progress)?;
+    let text = vocab::TokenText::new(vocab, &built.0.specials);
+    let prepared = cross::Prepared::new(&text, vocab, DEFAULT_CACHE_BYTES);
+    compile_machine(set, vocab, opts, built, &prepared, progress)
+}
+
+/// Refuses a mask width narrower than the vocabulary.
+fn check_width(vocab: &Vocab, opts: &Options) -> Result<(), Error> {
     let n_tokens = vocab.len() as u32;
     let mask_width = opts.mask_width.unwrap_or(n_tokens);
     if mask_width < n_tokens {
@@ -178,8 +190,7 @@ pub fn compile(
             format!("--vocab-size {mask_width} is smaller than the tokenizer's {n_tokens} tokens"),
         ));
     }
-    let built = build_dfa(set, opts, vocab, progress)?;
-    compile_machine(set, vocab, opts, built, progress)
+    Ok(())
 }
 
 /// Compiles one JSON Schema (tool 0 of `set`, see [`spec::schema_document`])
@@ -191,7 +202,9 @@ pub fn compile_schema(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Compiled, Error> {
     let built = build_schema_dfa(set, opts, progress)?;
-    compile_machine(set, vocab, opts, built, progress)
+    let text = vocab::TokenText::new(vocab, &built.0.specials);
+    let prepared = cross::Prepared::new(&text, vocab, DEFAULT_CACHE_BYTES);
+    compile_machine(set, vocab, opts, built, &prepared, progress)
 }
 
 fn compile_machine(
@@ -199,12 +212,12 @@ fn compile_machine(
     vocab: &Vocab,
     opts: &Options,
     (machine, stats, mut phases): (Machine, DfaStats, Phases),
+    prepared: &cross::Prepared,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Compiled, Error> {
     let n_tokens = vocab.len() as u32;
     let mask_width = opts.mask_width.unwrap_or(n_tokens);
     let dfa = &machine.dfa;
-    let text = vocab::TokenText::new(vocab, &machine.specials);
     let served = machine.served_states();
 
     progress(Progress::Start("cross"));
@@ -217,7 +230,7 @@ fn compile_machine(
     let masks = cross::masks(
         dfa,
         machine.names.as_ref(),
-        &text,
+        prepared,
         vocab,
         &served,
         tooldec_runtime::layout::mask_words(mask_width),
@@ -268,15 +281,17 @@ fn compile_machine(
         dfa,
         entries: &machine.entries,
         crossed: &masks,
-        text: &text,
+        tokens: &prepared.tokens,
         vocab,
+        fingerprint: prepared.fingerprint,
         mask_width,
         max_tokens: opts.max_tokens,
         meta: &meta,
     })?;
+    let payload_bytes = payload.len();
     let artifact = match opts.zstd_level {
         Some(level) => write::compress(&payload, level)?,
-        None => payload.clone(),
+        None => payload,
     };
     let d = t.elapsed();
     phases.push(("write", d));
@@ -299,7 +314,7 @@ fn compile_machine(
         forms,
         trie_nodes: masks.trie_nodes,
         nodes_visited: masks.nodes_visited,
-        payload_bytes: payload.len(),
+        payload_bytes,
         artifact_bytes: artifact.len(),
         mask_width,
         phases,

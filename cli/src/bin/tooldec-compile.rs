@@ -345,7 +345,7 @@ fn print_summary(
         r.masks, r.forms.dense, r.forms.allow, r.forms.deny, r.forms.delta, r.forms.words
     );
     println!(
-        "  token trie     {} nodes, {} visited over all states (two walks)",
+        "  token trie     {} nodes, {} visited over all states outside the cached regions (two walks)",
         r.trie_nodes, r.nodes_visited
     );
     let mins: Vec<String> = r

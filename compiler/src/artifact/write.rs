@@ -21,6 +21,18 @@ use crate::cross::Masks;
 use crate::error::{Error, ErrorKind};
 use crate::vocab::{TokenText, Vocab};
 
+/// The TOKENS section's bytes for one vocabulary as a grammar reads it
+/// (special tokens the grammar uses as their reserved strings): the same
+/// for every grammar with those special tokens, so a [`crate::Compiler`]
+/// builds it once.
+pub fn token_table(text: &TokenText<'_>) -> TokensBuilder {
+    let mut tokens = TokensBuilder::new();
+    for id in 0..text.len() as u32 {
+        tokens.push(text.get(id));
+    }
+    tokens
+}
+
 /// How many masks of each storage form were written.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MaskForms {
@@ -49,10 +61,12 @@ pub struct Input<'a> {
     pub entries: &'a [(String, u32)],
     /// The masks, distances and tiers of the crossing.
     pub crossed: &'a Masks,
-    /// Each token's bytes as the grammar reads them.
-    pub text: &'a TokenText<'a>,
-    /// The vocabulary (its EOS ids and fingerprint).
+    /// Each token's bytes as the grammar reads them ([`token_table`]).
+    pub tokens: &'a TokensBuilder,
+    /// The vocabulary (its token count and EOS ids).
     pub vocab: &'a Vocab,
+    /// The vocabulary's fingerprint ([`Vocab::fingerprint`]).
+    pub fingerprint: [u8; 32],
     /// The mask width: the model's logits size.
     pub mask_width: u32,
     /// The default budget (`--max-tokens`).
@@ -67,7 +81,7 @@ pub fn payload(input: &Input<'_>) -> Result<(Vec<u8>, MaskForms), Error> {
         dfa,
         entries,
         crossed,
-        text,
+        tokens,
         vocab,
         ..
     } = *input;
@@ -84,10 +98,6 @@ pub fn payload(input: &Input<'_>) -> Result<(Vec<u8>, MaskForms), Error> {
             crossed.state_mask[s] | accepting
         })
         .collect();
-    let mut tokens = TokensBuilder::new();
-    for id in 0..n_tokens {
-        tokens.push(text.get(id));
-    }
     let mut entry_table = EntriesBuilder::new();
     for (name, state) in entries {
         entry_table.push(name, *state);
@@ -107,7 +117,7 @@ pub fn payload(input: &Input<'_>) -> Result<(Vec<u8>, MaskForms), Error> {
         header: Header {
             mask_width: input.mask_width,
             start: entries.first().map_or(dfa.start, |e| e.1),
-            fingerprint: vocab.fingerprint(),
+            fingerprint: input.fingerprint,
             max_tokens: input.max_tokens.unwrap_or(0),
         },
         dfa: DfaSection {
@@ -156,7 +166,8 @@ fn mask_table(crossed: &Masks, n_tokens: u32) -> Result<(MasksBuilder, MaskForms
         let words = m.len();
         let denied = n_tokens - allowed;
         let ids = |want: bool| {
-            (0..n_tokens).filter(move |&t| (m[(t >> 5) as usize] >> (t & 31)) & 1 == want as u32)
+            set_bits(m.iter().map(move |&w| if want { w } else { !w }))
+                .take_while(move |&t| t < n_tokens)
         };
         // A list costs a clear of the whole buffer plus one store per id,
         // a dense mask one copy: past an eighth of the dense size a list is
@@ -173,10 +184,7 @@ fn mask_table(crossed: &Masks, n_tokens: u32) -> Result<(MasksBuilder, MaskForms
             delta.filter(|&(_, r)| (r as usize) < list_max && r < allowed.min(denied))
         {
             let base = &masks[b as usize];
-            let removed = (0..n_tokens).filter(|&t| {
-                let (w, bit) = ((t >> 5) as usize, 1 << (t & 31));
-                base[w] & bit != 0 && m[w] & bit == 0
-            });
+            let removed = set_bits(base.iter().zip(m).map(|(&y, &x)| y & !x));
             table.push(kind::DELTA, std::iter::once(b).chain(removed))?;
             forms.delta += 1;
         } else if (allowed as usize) <= list_max && allowed <= denied {
@@ -192,6 +200,21 @@ fn mask_table(crossed: &Masks, n_tokens: u32) -> Result<(MasksBuilder, MaskForms
     }
     forms.words = table.data_words();
     Ok((table, forms))
+}
+
+/// The ids of the set bits of a bitmask given word by word, ascending:
+/// one step per word and per set bit, not per id (a mask is 4,000 words
+/// of 128k ids, most of them zero in a list-stored mask).
+fn set_bits(words: impl Iterator<Item = u32>) -> impl Iterator<Item = u32> {
+    words.enumerate().flat_map(|(i, mut w)| {
+        std::iter::from_fn(move || {
+            (w != 0).then(|| {
+                let bit = w.trailing_zeros();
+                w &= w - 1;
+                (i as u32) << 5 | bit
+            })
+        })
+    })
 }
 
 /// The base a budget tier may be stored as a delta of: the full mask of

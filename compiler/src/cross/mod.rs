@@ -32,6 +32,9 @@
 //! deduplicated per thread and then numbered in state order, so the result
 //! does not depend on timing or on the number of threads.
 
+mod loops;
+mod trie;
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -40,145 +43,53 @@ use crate::automaton::dfa::{Dfa, DEAD};
 use crate::automaton::machine::ToolNames;
 use crate::error::{Error, ErrorKind};
 use crate::vocab::{TokenText, Vocab};
+use loops::{LoopCache, Walks};
+use trie::TokenTrie;
 
-/// All text tokens in a flat depth-first trie.
-pub struct TokenTrie {
-    byte: Vec<u8>,
-    depth: Vec<u16>,
-    end: Vec<u32>,
-    tok_start: Vec<u32>,
-    toks: Vec<u32>,
-    max_depth: usize,
+/// What the crossing reuses from one compile to the next for one
+/// vocabulary and one set of grammar special tokens: the token trie and
+/// the loop walks (`loops.rs`). Built once, it makes every later crossing
+/// skip both; it is `Sync`, so one serves a server's threads.
+pub struct Prepared {
+    trie: TokenTrie,
+    loops: LoopCache,
+    /// Whether walks go through regions (`loops.rs`); off only to check
+    /// that they change nothing.
+    regions: bool,
+    /// The artifact's TOKENS section and the vocabulary's fingerprint,
+    /// which the writer would otherwise rebuild per compile.
+    pub tokens: tooldec_runtime::codec::TokensBuilder,
+    /// See [`crate::vocab::Vocab::fingerprint`].
+    pub fingerprint: [u8; 32],
 }
 
-impl TokenTrie {
-    pub fn new(text: &TokenText<'_>) -> TokenTrie {
-        let mut entries: Vec<(&[u8], u32)> = (0..text.len() as u32)
-            .filter_map(|id| text.get(id).map(|b| (b, id)))
-            .collect();
-        entries.sort_unstable();
-        let mut t = TokenTrie {
-            byte: Vec::new(),
-            depth: Vec::new(),
-            end: Vec::new(),
-            tok_start: Vec::new(),
-            toks: Vec::new(),
-            max_depth: 0,
-        };
-        let mut path: Vec<u32> = Vec::new(); // node index per depth - 1
-        let mut prev: &[u8] = &[];
-        for (bytes, id) in entries {
-            let common = prev.iter().zip(bytes).take_while(|(a, b)| a == b).count();
-            while path.len() > common {
-                let node = path.pop().unwrap_or(0);
-                t.end[node as usize] = t.byte.len() as u32;
-            }
-            for (d, &b) in bytes.iter().enumerate().skip(common) {
-                path.push(t.byte.len() as u32);
-                t.byte.push(b);
-                t.depth.push(d as u16 + 1);
-                t.end.push(0);
-                t.tok_start.push(t.toks.len() as u32);
-            }
-            t.max_depth = t.max_depth.max(bytes.len());
-            // Tokens ending at the last node; nodes are created in order, so
-            // tokens of a node are contiguous in `toks`.
-            t.toks.push(id);
-            prev = bytes;
+impl Prepared {
+    /// The trie of `text`'s tokens, and an empty loop cache holding at most
+    /// about `cache_bytes`.
+    pub fn new(text: &TokenText<'_>, vocab: &Vocab, cache_bytes: usize) -> Prepared {
+        Prepared {
+            trie: TokenTrie::new(text),
+            loops: LoopCache::new(cache_bytes),
+            regions: true,
+            tokens: crate::artifact::write::token_table(text),
+            fingerprint: vocab.fingerprint(),
         }
-        while let Some(node) = path.pop() {
-            t.end[node as usize] = t.byte.len() as u32;
-        }
-        t.tok_start.push(t.toks.len() as u32);
-        t
     }
 
-    pub fn nodes(&self) -> usize {
-        self.byte.len()
+    /// Every walk plain, over the whole trie (for differential tests).
+    pub fn without_regions(mut self) -> Prepared {
+        self.regions = false;
+        self
     }
 
-    /// Calls `f(next, tokens)` for every trie node whose bytes lead from
-    /// `state` to the live state `next`, with the tokens that end there (at
-    /// least one); returns the number of trie nodes visited.
-    pub fn walk_with(
-        &self,
-        dfa: &Dfa,
-        state: u32,
-        stack: &mut Vec<u32>,
-        mut f: impl FnMut(u32, &[u32]),
-    ) -> usize {
-        stack.clear();
-        stack.resize(self.max_depth + 1, DEAD);
-        stack[0] = state;
-        let mut visited = 0;
-        let mut i = 0;
-        let n = self.byte.len();
-        while i < n {
-            visited += 1;
-            let d = self.depth[i] as usize;
-            let next = dfa.next(stack[d - 1], self.byte[i]);
-            if next == DEAD {
-                i = self.end[i] as usize;
-                continue;
-            }
-            stack[d] = next;
-            let toks = &self.toks[self.tok_start[i] as usize..self.tok_start[i + 1] as usize];
-            if !toks.is_empty() {
-                f(next, toks);
-            }
-            i += 1;
-        }
-        visited
+    /// Empties the loop cache.
+    pub fn clear(&self) {
+        self.loops.clear();
     }
-}
 
-impl TokenTrie {
-    /// [`TokenTrie::walk_with`], also passing each node's constraint for a
-    /// one-tool matcher: the rank range `[lo, hi)` of the tools whose
-    /// matcher may take the node's bytes from `state` (`step` gives one
-    /// byte move's range; ranges intersect along the walk).
-    fn walk_constrained(
-        &self,
-        dfa: &Dfa,
-        state: u32,
-        stack: &mut Vec<(u32, u32, u32, bool)>,
-        all: (u32, u32),
-        step: impl Fn(u32, u32) -> Option<(u32, u32)>,
-        mut f: impl FnMut(u32, (u32, u32), bool),
-    ) -> usize {
-        stack.clear();
-        stack.resize(self.max_depth + 1, (DEAD, 0, 0, false));
-        stack[0] = (state, all.0, all.1, false);
-        let mut visited = 0;
-        let mut i = 0;
-        let n = self.byte.len();
-        while i < n {
-            visited += 1;
-            let d = self.depth[i] as usize;
-            let (prev, lo, hi, touched) = stack[d - 1];
-            let next = dfa.next(prev, self.byte[i]);
-            let s = if next == DEAD {
-                None
-            } else {
-                Some(step(prev, next))
-            };
-            let (a, b, t) = match s {
-                None => (0, 0, touched),
-                Some(None) => (all.0, all.1, touched),
-                Some(Some((a, b))) => (a, b, true),
-            };
-            let (lo, hi) = (lo.max(a), hi.min(b));
-            if next == DEAD || lo >= hi {
-                i = self.end[i] as usize;
-                continue;
-            }
-            stack[d] = (next, lo, hi, t);
-            if self.tok_start[i] != self.tok_start[i + 1] {
-                f(next, (lo, hi), t);
-            }
-            i += 1;
-        }
-        visited
+    /// Bytes the loop cache holds.
+    pub fn cache_bytes(&self) -> usize {
+        self.loops.held()
     }
 }
 
@@ -238,7 +149,7 @@ pub struct Masks {
     /// Distinct token edges (state to state) of served states.
     pub edges: usize,
     pub trie_nodes: usize,
-    /// Trie nodes visited, both walks.
+    /// Trie nodes visited outside the regions, both walks.
     pub nodes_visited: usize,
     /// The TOOLS section's tables (`None` without tool-name colours).
     pub tools: Option<ToolTables>,
@@ -249,7 +160,7 @@ pub use tooldec_runtime::layout::NO_DISTANCE;
 /// Runs `f` over blocks of `0..n` on `threads` threads; each thread keeps
 /// its own `T` (made by `init`). Returns the block results in block order,
 /// each with the index of the thread that made it, and the threads' `T`s.
-fn par_blocks<T: Send, R: Send>(
+pub(crate) fn par_blocks<T: Send, R: Send>(
     n: usize,
     threads: usize,
     init: impl Fn() -> T + Sync,
@@ -302,25 +213,51 @@ fn par_blocks<T: Send, R: Send>(
 struct MaskSet {
     by_hash: HashMap<u64, Vec<u32>>,
     list: Vec<Vec<u32>>,
+    /// Each mask's [`hash_words`], for merging the threads' sets.
+    hashes: Vec<u64>,
 }
 
 impl MaskSet {
     fn id(&mut self, mask: &[u32]) -> u32 {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for &w in mask {
-            h = (h ^ w as u64)
-                .wrapping_mul(0x0100_0000_01b3)
-                .rotate_left(17);
-        }
+        let h = hash_words(mask);
         let ids = self.by_hash.entry(h).or_default();
         if let Some(&id) = ids.iter().find(|&&id| self.list[id as usize] == mask) {
             return id;
         }
         let id = self.list.len() as u32;
         self.list.push(mask.to_vec());
+        self.hashes.push(h);
         ids.push(id);
         id
     }
+}
+
+/// A hash of a mask: four independent lanes over pairs of words, so the
+/// multiplications overlap (a mask is thousands of words, hashed once per
+/// tier of every state).
+fn hash_words(words: &[u32]) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut lanes = [
+        0x243F_6A88_85A3_08D3u64,
+        0x1319_8A2E_0370_7344,
+        0xA409_3822_299F_31D0,
+        0x082E_FA98_EC4E_6C89,
+    ];
+    let mut chunks = words.chunks_exact(8);
+    for c in &mut chunks {
+        for (j, lane) in lanes.iter_mut().enumerate() {
+            let v = (c[2 * j] as u64) << 32 | c[2 * j + 1] as u64;
+            *lane = (*lane ^ v).wrapping_mul(K).rotate_left(29);
+        }
+    }
+    let mut h = words.len() as u64;
+    for (j, &w) in chunks.remainder().iter().enumerate() {
+        lanes[j % 4] = (lanes[j % 4] ^ w as u64).wrapping_mul(K).rotate_left(29);
+    }
+    for lane in lanes {
+        h = (h ^ lane).wrapping_mul(K).rotate_left(31);
+    }
+    h
 }
 
 /// One state's result of pass 3: its top mask, top tier and lower tiers,
@@ -341,17 +278,23 @@ struct Tiered {
 pub fn masks(
     dfa: &Dfa,
     names: Option<&ToolNames>,
-    text: &TokenText<'_>,
+    prepared: &Prepared,
     vocab: &Vocab,
     served: &[bool],
     mask_words: usize,
     threads: usize,
 ) -> Result<Masks, Error> {
-    let trie = TokenTrie::new(text);
+    let trie = &prepared.trie;
+    let loops = if prepared.regions {
+        Walks::new(dfa, served, &prepared.loops, trie, threads)
+    } else {
+        Walks::none(dfa.n_states())
+    };
     let cross = Cross {
         dfa,
-        trie: &trie,
+        trie,
         served,
+        loops: &loops,
     };
     let (succ, edge_visits) = cross.token_edges(threads);
     cross.check_writable(&succ)?;
@@ -384,6 +327,7 @@ struct Cross<'a> {
     dfa: &'a Dfa,
     trie: &'a TokenTrie,
     served: &'a [bool],
+    loops: &'a Walks,
 }
 
 /// Per state, the distinct states its tokens end in (pass 1), stored flat.
@@ -397,6 +341,14 @@ impl Successors {
     fn of(&self, s: usize) -> &[u32] {
         &self.list[self.index[s] as usize..self.index[s + 1] as usize]
     }
+}
+
+/// Tokens a walk found leading to one state.
+enum Found<'a> {
+    /// The tokens ending at one trie node.
+    Ids(&'a [u32]),
+    /// Tokens that stay inside a loop (see `loops.rs`).
+    Loop(&'a loops::Toks),
 }
 
 /// A pass 1 thread's scratch.
@@ -420,6 +372,16 @@ struct Tiers {
 }
 
 impl Cross<'_> {
+    /// The inside walk of `s`'s loop and the loop's states in its key's
+    /// order, when `s` lies in a loop none of whose states has a colour.
+    fn uncoloured_loop(&self, s: u32, color: &[u32]) -> Option<(&loops::Inside, &[u32])> {
+        let (part, states) = self.loops.get(s)?;
+        states
+            .iter()
+            .all(|&q| color[q as usize] == 0)
+            .then_some((part, states))
+    }
+
     /// Pass 1: every served state's token successors, and the trie nodes
     /// visited.
     fn token_edges(&self, threads: usize) -> (Successors, usize) {
@@ -468,12 +430,40 @@ impl Cross<'_> {
             stamp,
             visited,
         } = w;
-        *visited += self.trie.walk_with(self.dfa, s, stack, |next, _| {
+        *visited += self.walk(s, stack, |next, _| {
             if stamp[next as usize] != s {
                 stamp[next as usize] = s;
                 succ.push(next);
             }
         });
+    }
+
+    /// The walk of `s`'s tokens, through the loop cache when `s` lies in a
+    /// small cycle: `f(next, tokens)` is called as [`TokenTrie::walk_with`]
+    /// calls it, except that the tokens that stay in the cycle come
+    /// grouped by the state they end in ([`Found::Loop`]). Each token is
+    /// seen once, as in the plain walk. Returns the trie nodes visited.
+    fn walk(&self, s: u32, stack: &mut Vec<u32>, mut f: impl FnMut(u32, Found<'_>)) -> usize {
+        let Some((part, states)) = self.loops.get(s) else {
+            return self
+                .trie
+                .walk_with(self.dfa, s, stack, |next, ids| f(next, Found::Ids(ids)));
+        };
+        for (q, toks) in &part.ends {
+            f(states[*q as usize], Found::Loop(toks));
+        }
+        let mut visited = 0;
+        for &(node, q) in &part.exits {
+            let node = node as usize;
+            let to = self.trie.end[node] as usize;
+            let before = states[q as usize];
+            visited += self
+                .trie
+                .walk_subtree(self.dfa, node, to, before, stack, |next, ids| {
+                    f(next, Found::Ids(ids))
+                });
+        }
+        visited
     }
 
     /// Fails on the first served state with no token at all: the
@@ -598,19 +588,22 @@ impl Cross<'_> {
                 visited,
                 ..
             } = w;
-            *visited += self
-                .trie
-                .walk_with(self.dfa, s as u32, stack, |next, toks| {
-                    let d = distance[next as usize];
-                    if d == NO_DISTANCE {
-                        return;
+            *visited += self.walk(s as u32, stack, |next, found| {
+                let d = distance[next as usize];
+                if d == NO_DISTANCE {
+                    return;
+                }
+                let i = ks.partition_point(|&k| k < d);
+                let buf = &mut bufs[i];
+                match found {
+                    Found::Ids(toks) => {
+                        for &t in toks {
+                            buf[(t >> 5) as usize] |= 1 << (t & 31);
+                        }
                     }
-                    let i = ks.partition_point(|&k| k < d);
-                    let buf = &mut bufs[i];
-                    for &t in toks {
-                        buf[(t >> 5) as usize] |= 1 << (t & 31);
-                    }
-                });
+                    Found::Loop(toks) => toks.or_into(buf),
+                }
+            });
         }
         // Each token was filed in its own tier only; a tier allows every
         // token of the tiers below it too.
@@ -819,25 +812,40 @@ impl Cross<'_> {
                     let mut e = ToolEdges::default();
                     w.seen.clear();
                     let ConsWalk { stack, stamp, seen } = w;
-                    self.trie.walk_constrained(
-                        dfa,
-                        s,
-                        stack,
-                        all,
-                        step,
-                        |next, (lo, hi), touched| {
-                            // With colours that are not ranges the walk's
-                            // range is a hull: every checked walk gates.
-                            if !touched || (contiguous && (lo, hi) == all) {
-                                if stamp[next as usize] != s {
-                                    stamp[next as usize] = s;
-                                    e.free.push(next);
-                                }
-                            } else if seen.insert((next, lo, hi)) {
-                                e.checked.push((next, lo, hi));
+                    let mut found = |next: u32, (lo, hi): (u32, u32), touched: bool| {
+                        // With colours that are not ranges the walk's
+                        // range is a hull: every checked walk gates.
+                        if !touched || (contiguous && (lo, hi) == all) {
+                            if stamp[next as usize] != s {
+                                stamp[next as usize] = s;
+                                e.free.push(next);
                             }
-                        },
-                    );
+                        } else if seen.insert((next, lo, hi)) {
+                            e.checked.push((next, lo, hi));
+                        }
+                    };
+                    // Inside a loop with no coloured state nothing is
+                    // checked: only the walks leaving it need the
+                    // constraint.
+                    let plain = (0, self.trie.nodes());
+                    match self.uncoloured_loop(s, color) {
+                        None => {
+                            self.trie
+                                .walk_constrained(dfa, plain, s, stack, all, step, found);
+                        }
+                        Some((part, states)) => {
+                            for (q, _) in &part.ends {
+                                found(states[*q as usize], all, false);
+                            }
+                            for &(node, q) in &part.exits {
+                                let range = (node as usize, self.trie.end[node as usize] as usize);
+                                let before = states[q as usize];
+                                self.trie.walk_constrained(
+                                    dfa, range, before, stack, all, step, &mut found,
+                                );
+                            }
+                        }
+                    }
                     // A target some walk reaches free needs no checked edge.
                     e.checked.retain(|&(t, _, _)| stamp[t as usize] != s);
                     out.push(e);
@@ -1102,17 +1110,22 @@ fn number_masks(n: usize, blocks: &[(usize, Vec<Tiered>)], mut sets: Vec<MaskSet
     let mut tiers = Vec::new();
     {
         // Equal masks of different threads must get one id: look them up by
-        // content across threads.
-        let mut by_content: HashMap<&[u32], u32> = HashMap::new();
+        // content across threads (by the hash each thread already has).
+        let mut by_hash: HashMap<u64, Vec<u32>> = HashMap::new();
         let mut number = |k: usize, local: u32| -> u32 {
             if let Some(&id) = global.get(&(k, local)) {
                 return id;
             }
             let mask = sets[k].list[local as usize].as_slice();
-            let next = order.len() as u32;
-            let id = *by_content.entry(mask).or_insert_with(|| {
+            let ids = by_hash.entry(sets[k].hashes[local as usize]).or_default();
+            let same = ids.iter().copied().find(|&id| {
+                let (kk, ll) = order[id as usize];
+                sets[kk].list[ll as usize] == mask
+            });
+            let id = same.unwrap_or_else(|| {
                 order.push((k, local));
-                next
+                ids.push(order.len() as u32 - 1);
+                order.len() as u32 - 1
             });
             global.insert((k, local), id);
             id

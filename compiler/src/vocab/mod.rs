@@ -127,36 +127,67 @@ impl Vocab {
         let verr = |msg: String| Error::new(ErrorKind::Vocab, format!("{shown}: {msg}"));
         let json =
             std::fs::read_to_string(path).map_err(|e| verr(format!("cannot read it: {e}")))?;
+        let label = path
+            .parent()
+            .and_then(|p| p.file_name())
+            .map_or(shown.clone(), |n| n.to_string_lossy().into_owned());
+        let from_config = || {
+            let name = eos_from_config(path).ok_or_else(|| {
+                verr("no end-of-sequence token known: there is no tokenizer_config.json with \"eos_token\" \
+                      next to it; pass --eos TOKEN"
+                    .into())
+            })?;
+            Ok((name, "eos_token of tokenizer_config.json: "))
+        };
+        Vocab::from_json_text(&json, &shown, &label, eos, from_config)
+    }
+
+    /// A Hugging Face `tokenizer.json` given as text (what an engine's
+    /// loaded tokenizer serializes to), named `name` in errors and the
+    /// label, with the end-of-sequence tokens `eos` (strings or ids; at
+    /// least one: there is no `tokenizer_config.json` to read).
+    pub fn from_tokenizer_json_text(
+        json: &str,
+        name: &str,
+        eos: &[String],
+    ) -> Result<Vocab, Error> {
+        Vocab::from_json_text(json, name, name, eos, || {
+            Err(Error::new(
+                ErrorKind::Vocab,
+                format!("{name}: no end-of-sequence token given"),
+            ))
+        })
+    }
+
+    /// What both constructors share: the table of `json`, labelled, and
+    /// its EOS from `eos` or, when empty, the name `default_eos` gives
+    /// (with the context of its errors).
+    fn from_json_text(
+        json: &str,
+        shown: &str,
+        label: &str,
+        eos: &[String],
+        default_eos: impl FnOnce() -> Result<(String, &'static str), Error>,
+    ) -> Result<Vocab, Error> {
+        let verr = |msg: String| Error::new(ErrorKind::Vocab, format!("{shown}: {msg}"));
         let ReadTokens {
             tokens,
             kind,
             leading_space,
-        } = read_tokenizer_json(&json, &shown)?;
+        } = read_tokenizer_json(json, shown)?;
         let n = tokens.len();
         let mut v = Vocab {
             tokens,
             eos: Vec::new(),
             kind,
             leading_space,
-            label: String::new(),
+            label: format!("{label} ({n} tokens, {})", kind.name()),
         };
-        v.label = format!(
-            "{} ({} tokens, {})",
-            path.parent()
-                .and_then(|p| p.file_name())
-                .map_or(shown.clone(), |n| n.to_string_lossy().into_owned()),
-            n,
-            kind.name()
-        );
         let eos_ids = if eos.is_empty() {
-            let name = eos_from_config(path).ok_or_else(|| {
-                verr("no end-of-sequence token known: there is no tokenizer_config.json with \"eos_token\" \
-                      next to it; pass --eos TOKEN"
-                    .into())
-            })?;
+            let (name, context) = default_eos()?;
             vec![v
                 .resolve(&name)
-                .map_err(|e| verr(format!("eos_token of tokenizer_config.json: {e}")))?]
+                .map_err(|e| verr(format!("{context}{e}")))?]
         } else {
             eos.iter()
                 .map(|e| v.resolve(e))
@@ -435,6 +466,32 @@ mod tests {
         let p = dir.join(name);
         std::fs::write(&p, json).unwrap();
         p
+    }
+
+    #[test]
+    fn text_reads_as_the_file_does() {
+        let json = byte_level(false);
+        let path = write("text-and-file.json", &json);
+        let eos = ["<|endoftext|>".to_string()];
+        let from_file = Vocab::from_tokenizer_json(&path, &eos).unwrap();
+        let from_text = Vocab::from_tokenizer_json_text(&json, "engine", &eos).unwrap();
+        assert_eq!(from_text.tokens, from_file.tokens);
+        assert_eq!(from_text.eos, from_file.eos);
+        assert_eq!(from_text.fingerprint(), from_file.fingerprint());
+        assert!(
+            from_text.label.starts_with("engine ("),
+            "{}",
+            from_text.label
+        );
+        // Text has no tokenizer_config.json beside it: EOS must be given.
+        let e = Vocab::from_tokenizer_json_text(&json, "engine", &[]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("engine: no end-of-sequence token given"),
+            "{e}"
+        );
+        let e = Vocab::from_tokenizer_json_text("{", "engine", &eos).unwrap_err();
+        assert!(e.to_string().starts_with("engine:1:"), "{e}");
     }
 
     /// Each non-special added token's bytes are what the tokenizer decodes

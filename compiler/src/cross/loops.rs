@@ -1,0 +1,407 @@
+//! Regions: the part of a token walk that stays where walks are long.
+//!
+//! From a state inside a string body, a free-text region or a digit run,
+//! almost every token of the vocabulary is allowed, and the plain walk
+//! visits almost the whole trie (274,518 nodes for Llama-3.2) for each such
+//! state and each pass. But what a token does while it stays among a few
+//! states depends only on those states' own transitions, not on the rest
+//! of the grammar: every string property of every tool has the same body.
+//! So the walk from a state `s` is split in two:
+//!
+//! - **Inside** its *region* (`s` and the states its wide moves reach, see
+//!   [`Regions::region`]): the tokens whose bytes never leave the region,
+//!   grouped by the region state they end in, and the trie nodes where a
+//!   walk leaves it for a live state outside (the *exits*). This depends
+//!   only on the region's transitions, written as a canonical key over
+//!   bytes (independent of state numbers and byte classes), so it is
+//!   computed once per key and kept in a [`LoopCache`] that outlives one
+//!   compile.
+//! - **Outside**: from each exit, the exit node's subtree is walked on the
+//!   real DFA from the state the walk left for, as the plain walk would.
+//!
+//! Every token path either stays inside the region (first part) or leaves
+//! it at exactly one first node (second part), so together they are the
+//! plain walk's result, token for token, whatever the region: the choice
+//! of region only decides how much is cached. A region is at most
+//! [`MAX_REGION_STATES`] states, so its key costs at most `256 × 64` steps.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use super::trie::TokenTrie;
+use crate::automaton::dfa::{Dfa, DEAD};
+
+/// The most states of one region.
+pub const MAX_REGION_STATES: usize = 64;
+
+/// A move stays inside a region when it takes at least [`WIDE_MOVE`] bytes
+/// to one state (whitespace, hex digits, a string body's characters), or
+/// when the state it reaches has at least [`WIDE_STATE`] live bytes (a
+/// UTF-8 continuation, a string body, free text, digits). A frame's or a
+/// key's literal text, and the state after a string's closing quote, have
+/// few live bytes and are reached by one: regions stop at the structure
+/// around a value, so their keys do not depend on it and are shared.
+const WIDE_STATE: u32 = 16;
+const WIDE_MOVE: u32 = 4;
+
+/// Encoding codes besides region-local indices.
+const CODE_DEAD: u32 = 0xFFFF;
+const CODE_EXIT: u32 = 0xFFFE;
+
+/// What the regions of one DFA's states are computed from.
+pub struct Regions<'a> {
+    dfa: &'a Dfa,
+    /// Per byte class its number of bytes.
+    class_bytes: Vec<u32>,
+    /// Per state its number of live bytes.
+    live: Vec<u32>,
+}
+
+impl<'a> Regions<'a> {
+    /// The byte counts of `dfa`'s classes and live bytes of its states.
+    pub fn of(dfa: &'a Dfa) -> Regions<'a> {
+        let mut class_bytes = vec![0u32; dfa.n_classes];
+        for &c in &dfa.classes {
+            class_bytes[c as usize] += 1;
+        }
+        let live = dfa
+            .trans
+            .chunks_exact(dfa.n_classes.max(1))
+            .map(|row| {
+                row.iter()
+                    .zip(&class_bytes)
+                    .filter(|(&t, _)| t != DEAD)
+                    .map(|(_, &b)| b)
+                    .sum()
+            })
+            .collect();
+        Regions {
+            dfa,
+            class_bytes,
+            live,
+        }
+    }
+
+    /// The region of `s`: the states reached from `s` by moves that stay
+    /// inside (see [`WIDE_STATE`]), breadth-first in class order, at most
+    /// [`MAX_REGION_STATES`], `s` first. `None` when that is `s` alone and
+    /// `s` does not move to itself: the plain walk is as cheap.
+    fn region(&self, s: u32) -> Option<Vec<u32>> {
+        let (dfa, k) = (self.dfa, self.dfa.n_classes);
+        let mut states = vec![s];
+        let mut widths: Vec<(u32, u32)> = Vec::new();
+        let mut looped = false;
+        let mut i = 0;
+        while i < states.len() && states.len() < MAX_REGION_STATES {
+            let q = states[i] as usize;
+            widths.clear();
+            for (c, &t) in dfa.trans[q * k..(q + 1) * k].iter().enumerate() {
+                if t == DEAD {
+                    continue;
+                }
+                match widths.iter_mut().find(|w| w.0 == t) {
+                    Some(w) => w.1 += self.class_bytes[c],
+                    None => widths.push((t, self.class_bytes[c])),
+                }
+            }
+            for &(t, width) in &widths {
+                if width < WIDE_MOVE && self.live[t as usize] < WIDE_STATE {
+                    continue;
+                }
+                looped |= t == s;
+                if !states.contains(&t) && states.len() < MAX_REGION_STATES {
+                    states.push(t);
+                }
+            }
+            i += 1;
+        }
+        (states.len() > 1 || looped).then_some(states)
+    }
+
+    /// The canonical key of the region of `s`, and the region's states
+    /// in the key's order; `None` when `s` has no region. States are
+    /// renumbered breadth-first from `s` over bytes 0 to 255; per state
+    /// the key lists runs of bytes with the same code (a local index,
+    /// [`CODE_DEAD`] or [`CODE_EXIT`]) as `byte << 16 | code`, behind the
+    /// run count. The key holds every move between the region's states, so
+    /// the walk inside the region is a function of the key.
+    pub fn key(&self, s: u32) -> Option<(Vec<u32>, Vec<u32>)> {
+        const UNSET: u32 = u32::MAX;
+        let members = self.region(s)?;
+        let (dfa, k) = (self.dfa, self.dfa.n_classes);
+        let mut states = vec![s];
+        let mut key = Vec::new();
+        // Per byte class, its code from the current state (bytes of one
+        // class always share it); filled in byte order, so states are
+        // numbered in byte order, whatever the classes' numbering.
+        let mut code_of = vec![UNSET; k];
+        let mut i = 0;
+        while i < states.len() {
+            let q = states[i] as usize;
+            code_of.fill(UNSET);
+            let at = key.len();
+            key.push(0);
+            let mut last = UNSET;
+            for b in 0..=255u8 {
+                let class = dfa.classes[b as usize] as usize;
+                if code_of[class] == UNSET {
+                    let t = dfa.trans[q * k + class];
+                    code_of[class] = if t == DEAD {
+                        CODE_DEAD
+                    } else if let Some(j) = states.iter().position(|&x| x == t) {
+                        j as u32
+                    } else if members.contains(&t) {
+                        states.push(t);
+                        states.len() as u32 - 1
+                    } else {
+                        CODE_EXIT
+                    };
+                }
+                let code = code_of[class];
+                if code != last {
+                    key.push((b as u32) << 16 | code);
+                    key[at] += 1;
+                    last = code;
+                }
+            }
+            i += 1;
+        }
+        Some((key, states))
+    }
+}
+
+/// Per state with a region, its inside walk and the region's states in the
+/// walk's local order: looked up once per compile, then read by every pass.
+pub struct Walks {
+    /// Per state an index into `list`, `u32::MAX` when it has no region.
+    of: Vec<u32>,
+    list: Vec<(Arc<Inside>, Vec<u32>)>,
+}
+
+impl Walks {
+    /// The walks of the served states of `dfa` that have a region, each
+    /// key looked up in `cache` (computed there when new), `threads` at a
+    /// time.
+    pub fn new(
+        dfa: &Dfa,
+        served: &[bool],
+        cache: &LoopCache,
+        trie: &TokenTrie,
+        threads: usize,
+    ) -> Walks {
+        let regions = Regions::of(dfa);
+        let roots: Vec<u32> = (1..dfa.n_states() as u32)
+            .filter(|&s| served[s as usize])
+            .collect();
+        let (blocks, _) = super::par_blocks(
+            roots.len(),
+            threads,
+            || (),
+            |range, _| {
+                range
+                    .map(|i| {
+                        let (key, states) = regions.key(roots[i])?;
+                        Some((cache.inside(&key, trie), states))
+                    })
+                    .collect::<Vec<_>>()
+            },
+        );
+        let mut of = vec![u32::MAX; dfa.n_states()];
+        let mut list = Vec::new();
+        let walks = blocks.into_iter().flat_map(|(_, part)| part);
+        for (&s, w) in roots.iter().zip(walks) {
+            if let Some(w) = w {
+                of[s as usize] = list.len() as u32;
+                list.push(w);
+            }
+        }
+        Walks { of, list }
+    }
+
+    /// No regions: every walk is plain.
+    pub fn none(n_states: usize) -> Walks {
+        Walks {
+            of: vec![u32::MAX; n_states],
+            list: Vec::new(),
+        }
+    }
+
+    /// The inside walk from `s` and its region's states, if it has one.
+    pub fn get(&self, s: u32) -> Option<(&Inside, &[u32])> {
+        let i = *self.of.get(s as usize)?;
+        let (inside, states) = self.list.get(i as usize)?;
+        Some((inside, states))
+    }
+}
+
+/// The tokens of one end of an inside walk.
+pub enum Toks {
+    /// A bitset over token ids (for ends with many tokens).
+    Bits(Vec<u32>),
+    /// The ids, ascending.
+    List(Vec<u32>),
+}
+
+impl Toks {
+    /// Sets the tokens' bits in `mask`.
+    pub fn or_into(&self, mask: &mut [u32]) {
+        match self {
+            Toks::Bits(bits) => {
+                for (m, b) in mask.iter_mut().zip(bits) {
+                    *m |= b;
+                }
+            }
+            Toks::List(ids) => {
+                for &t in ids {
+                    mask[(t >> 5) as usize] |= 1 << (t & 31);
+                }
+            }
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        4 * match self {
+            Toks::Bits(b) => b.len(),
+            Toks::List(l) => l.len(),
+        }
+    }
+}
+
+/// The inside part of the walks from one region's first state (see the
+/// module documentation), in the key's local state numbers.
+pub struct Inside {
+    /// Per local state that some token ends in: its tokens.
+    pub ends: Vec<(u32, Toks)>,
+    /// `(trie node, local state before its byte)` where a walk leaves the
+    /// region for a state that is not dead.
+    pub exits: Vec<(u32, u32)>,
+}
+
+impl Inside {
+    /// Walks the trie inside the region described by `key`.
+    fn walk(key: &[u32], trie: &TokenTrie) -> Inside {
+        // The key back to a table: code per (local state, byte).
+        let mut table: Vec<u32> = Vec::new();
+        let mut at = 0;
+        while at < key.len() {
+            let runs = key[at] as usize;
+            let row = table.len();
+            table.resize(row + 256, 0);
+            for r in 0..runs {
+                let (b, code) = (key[at + 1 + r] >> 16, key[at + 1 + r] & 0xFFFF);
+                let stop = if r + 1 < runs {
+                    key[at + 2 + r] >> 16
+                } else {
+                    256
+                };
+                table[row + b as usize..row + stop as usize].fill(code);
+            }
+            at += 1 + runs;
+        }
+        let n_local = table.len() / 256;
+        let mut lists: Vec<Vec<u32>> = vec![Vec::new(); n_local];
+        let mut exits = Vec::new();
+        let mut stack = vec![0u32; trie.max_depth + 1];
+        let mut i = 0;
+        let n = trie.byte.len();
+        while i < n {
+            let d = trie.depth[i] as usize;
+            let q = stack[d - 1];
+            match table[q as usize * 256 + trie.byte[i] as usize] {
+                CODE_DEAD => i = trie.end[i] as usize,
+                CODE_EXIT => {
+                    exits.push((i as u32, q));
+                    i = trie.end[i] as usize;
+                }
+                code => {
+                    stack[d] = code;
+                    lists[code as usize].extend_from_slice(trie.tokens(i));
+                    i += 1;
+                }
+            }
+        }
+        let words = trie.n_tokens.div_ceil(32);
+        let ends = lists
+            .into_iter()
+            .enumerate()
+            .filter(|(_, l)| !l.is_empty())
+            .map(|(q, mut l)| {
+                // A bitset costs `words` words; a list one per token.
+                let toks = if l.len() > words {
+                    let mut bits = vec![0u32; words];
+                    Toks::List(l).or_into(&mut bits);
+                    Toks::Bits(bits)
+                } else {
+                    l.sort_unstable();
+                    Toks::List(l)
+                };
+                (q as u32, toks)
+            })
+            .collect();
+        Inside { ends, exits }
+    }
+
+    fn bytes(&self) -> usize {
+        self.ends.iter().map(|(_, t)| t.bytes() + 8).sum::<usize>() + 8 * self.exits.len()
+    }
+}
+
+/// Inside walks by key, for one token trie, bounded in memory: when an
+/// insertion would pass the bound, the cache is emptied first (a compile
+/// in progress keeps the entries it holds).
+pub struct LoopCache {
+    map: Mutex<HashMap<Vec<u32>, Arc<Inside>>>,
+    held: Mutex<usize>,
+    limit: usize,
+}
+
+impl LoopCache {
+    /// An empty cache holding at most about `limit` bytes.
+    pub fn new(limit: usize) -> LoopCache {
+        LoopCache {
+            map: Mutex::new(HashMap::new()),
+            held: Mutex::new(0),
+            limit,
+        }
+    }
+
+    /// The inside walk for `key` over `trie`, from the cache or computed
+    /// (outside the lock: two threads may both compute a new key, and the
+    /// results are equal).
+    pub fn inside(&self, key: &[u32], trie: &TokenTrie) -> Arc<Inside> {
+        if let Some(hit) = self.lock().get(key) {
+            return hit.clone();
+        }
+        let inside = Arc::new(Inside::walk(key, trie));
+        let size = inside.bytes() + 4 * key.len();
+        let mut map = self.lock();
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        if *held + size > self.limit {
+            map.clear();
+            *held = 0;
+        }
+        if size <= self.limit && !map.contains_key(key) {
+            map.insert(key.to_vec(), inside.clone());
+            *held += size;
+        }
+        inside
+    }
+
+    /// Forgets every entry.
+    pub fn clear(&self) {
+        let mut map = self.lock();
+        map.clear();
+        *self.held.lock().unwrap_or_else(|e| e.into_inner()) = 0;
+    }
+
+    /// Bytes held.
+    pub fn held(&self) -> usize {
+        *self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Vec<u32>, Arc<Inside>>> {
+        // A panic elsewhere cannot leave the map half-written: insertions
+        // are single calls.
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}

@@ -1,0 +1,179 @@
+//! The vocabulary's text tokens as one flat trie, and the walks over it.
+
+use crate::automaton::dfa::{Dfa, DEAD};
+use crate::vocab::TokenText;
+
+/// All text tokens in a flat depth-first trie.
+pub struct TokenTrie {
+    pub(super) byte: Vec<u8>,
+    pub(super) depth: Vec<u16>,
+    pub(super) end: Vec<u32>,
+    tok_start: Vec<u32>,
+    toks: Vec<u32>,
+    pub(super) max_depth: usize,
+    /// Token ids are below this (the vocabulary's token count).
+    pub(super) n_tokens: usize,
+}
+
+impl TokenTrie {
+    pub fn new(text: &TokenText<'_>) -> TokenTrie {
+        let mut entries: Vec<(&[u8], u32)> = (0..text.len() as u32)
+            .filter_map(|id| text.get(id).map(|b| (b, id)))
+            .collect();
+        entries.sort_unstable();
+        let mut t = TokenTrie {
+            byte: Vec::new(),
+            depth: Vec::new(),
+            end: Vec::new(),
+            tok_start: Vec::new(),
+            toks: Vec::new(),
+            max_depth: 0,
+            n_tokens: text.len(),
+        };
+        let mut path: Vec<u32> = Vec::new(); // node index per depth - 1
+        let mut prev: &[u8] = &[];
+        for (bytes, id) in entries {
+            let common = prev.iter().zip(bytes).take_while(|(a, b)| a == b).count();
+            while path.len() > common {
+                let node = path.pop().unwrap_or(0);
+                t.end[node as usize] = t.byte.len() as u32;
+            }
+            for (d, &b) in bytes.iter().enumerate().skip(common) {
+                path.push(t.byte.len() as u32);
+                t.byte.push(b);
+                t.depth.push(d as u16 + 1);
+                t.end.push(0);
+                t.tok_start.push(t.toks.len() as u32);
+            }
+            t.max_depth = t.max_depth.max(bytes.len());
+            // Tokens ending at the last node; nodes are created in order, so
+            // tokens of a node are contiguous in `toks`.
+            t.toks.push(id);
+            prev = bytes;
+        }
+        while let Some(node) = path.pop() {
+            t.end[node as usize] = t.byte.len() as u32;
+        }
+        t.tok_start.push(t.toks.len() as u32);
+        t
+    }
+
+    pub fn nodes(&self) -> usize {
+        self.byte.len()
+    }
+
+    /// The tokens that end at node `i`.
+    pub(super) fn tokens(&self, i: usize) -> &[u32] {
+        &self.toks[self.tok_start[i] as usize..self.tok_start[i + 1] as usize]
+    }
+
+    /// Calls `f(next, tokens)` for every trie node whose bytes lead from
+    /// `state` to the live state `next`, with the tokens that end there (at
+    /// least one); returns the number of trie nodes visited.
+    pub fn walk_with(
+        &self,
+        dfa: &Dfa,
+        state: u32,
+        stack: &mut Vec<u32>,
+        f: impl FnMut(u32, &[u32]),
+    ) -> usize {
+        self.walk_subtree(dfa, 0, self.byte.len(), state, stack, f)
+    }
+
+    /// [`TokenTrie::walk_with`] over the nodes `from..to` only, a run of
+    /// whole subtrees of one depth (the whole trie, or one node's
+    /// subtree): `state` is the state before the first node's byte.
+    pub(super) fn walk_subtree(
+        &self,
+        dfa: &Dfa,
+        from: usize,
+        to: usize,
+        state: u32,
+        stack: &mut Vec<u32>,
+        mut f: impl FnMut(u32, &[u32]),
+    ) -> usize {
+        if from >= to {
+            return 0;
+        }
+        // Every node reads the entry its parent (or `state`) wrote, so the
+        // stack needs no clearing between walks.
+        if stack.len() <= self.max_depth {
+            stack.resize(self.max_depth + 1, DEAD);
+        }
+        stack[self.depth[from] as usize - 1] = state;
+        let mut visited = 0;
+        let mut i = from;
+        while i < to {
+            visited += 1;
+            let d = self.depth[i] as usize;
+            let next = dfa.next(stack[d - 1], self.byte[i]);
+            if next == DEAD {
+                i = self.end[i] as usize;
+                continue;
+            }
+            stack[d] = next;
+            let toks = self.tokens(i);
+            if !toks.is_empty() {
+                f(next, toks);
+            }
+            i += 1;
+        }
+        visited
+    }
+}
+
+impl TokenTrie {
+    /// [`TokenTrie::walk_with`], also passing each node's constraint for a
+    /// one-tool matcher: the rank range `[lo, hi)` of the tools whose
+    /// matcher may take the node's bytes from `state` (`step` gives one
+    /// byte move's range; ranges intersect along the walk). Over the
+    /// nodes `from..to`, as [`TokenTrie::walk_subtree`].
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn walk_constrained(
+        &self,
+        dfa: &Dfa,
+        (from, to): (usize, usize),
+        state: u32,
+        stack: &mut Vec<(u32, u32, u32, bool)>,
+        all: (u32, u32),
+        step: impl Fn(u32, u32) -> Option<(u32, u32)>,
+        mut f: impl FnMut(u32, (u32, u32), bool),
+    ) -> usize {
+        if from >= to {
+            return 0;
+        }
+        if stack.len() <= self.max_depth {
+            stack.resize(self.max_depth + 1, (DEAD, 0, 0, false));
+        }
+        stack[self.depth[from] as usize - 1] = (state, all.0, all.1, false);
+        let mut visited = 0;
+        let mut i = from;
+        while i < to {
+            visited += 1;
+            let d = self.depth[i] as usize;
+            let (prev, lo, hi, touched) = stack[d - 1];
+            let next = dfa.next(prev, self.byte[i]);
+            let s = if next == DEAD {
+                None
+            } else {
+                Some(step(prev, next))
+            };
+            let (a, b, t) = match s {
+                None => (0, 0, touched),
+                Some(None) => (all.0, all.1, touched),
+                Some(Some((a, b))) => (a, b, true),
+            };
+            let (lo, hi) = (lo.max(a), hi.min(b));
+            if next == DEAD || lo >= hi {
+                i = self.end[i] as usize;
+                continue;
+            }
+            stack[d] = (next, lo, hi, t);
+            if self.tok_start[i] != self.tok_start[i + 1] {
+                f(next, (lo, hi), t);
+            }
+            i += 1;
+        }
+        visited
+    }
+}
