@@ -63,6 +63,8 @@ say "building tooldec-compile (test profile)"
 (cd "$ROOT" && cargo test --workspace --no-run -q 2>/dev/null || cargo test --workspace --no-run)
 TDC="${CARGO_TARGET_DIR:-$ROOT/target}/debug/tooldec-compile"
 [ -x "$TDC" ] || { echo "no $TDC after cargo test --no-run" >&2; exit 1; }
+# tests/test_compiler.py compares tooldec.Compiler with this CLI.
+export TOOLDEC_COMPILE="$TDC"
 compile() { # out.tdm args...
   local out="$1"
   shift

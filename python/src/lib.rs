@@ -6,7 +6,8 @@
 //! written straight into the caller's `int32` bitmask (numpy through the
 //! buffer protocol, torch through `data_ptr()`), in the layout vLLM, SGLang
 //! and XGrammar use: `ceil(vocab / 32)` words per row, bit `t % 32` of word
-//! `t / 32` set = token `t` allowed.
+//! `t / 32` set = token `t` allowed. A [`compile::Compiler`] compiles tool
+//! lists into artifacts in the process (`compile.rs`).
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::path::PathBuf;
@@ -149,7 +150,8 @@ impl Artifact {
         Ok(Artifact { shared, path: None })
     }
 
-    /// The path it was opened from (`None` for `from_bytes`).
+    /// The path it was opened from (`None` for `from_bytes` and for an
+    /// artifact `Compiler.compile` made).
     #[getter]
     fn path(&self) -> Option<String> {
         self.path.clone()
@@ -368,7 +370,7 @@ impl Artifact {
         let g = self.shared.grammar();
         let at = match &self.path {
             Some(p) => format!("'{p}'"),
-            None => "bytes".to_string(),
+            None => "in memory".to_string(),
         };
         format!(
             "tooldec.Artifact({at}, mask_width={}, mask_words={}, entries={:?})",
@@ -1007,6 +1009,7 @@ fn fill_next_token_bitmask_batch(
     Ok(())
 }
 
+mod compile;
 mod fingerprint;
 
 /// The Python module `tooldec._tooldec`.
@@ -1014,6 +1017,7 @@ mod fingerprint;
 fn _tooldec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Artifact>()?;
     m.add_class::<Matcher>()?;
+    m.add_class::<compile::Compiler>()?;
     m.add_class::<fingerprint::PyFingerprint>()?;
     m.add_function(wrap_pyfunction!(
         fingerprint::tokenizer_json_fingerprint,

@@ -13,6 +13,11 @@ serve token masks from it::
     tooldec.apply_token_bitmask(logits, bitmask)
     m.accept_token(int(np.argmax(logits)))
 
+Or compile a tool list in the process, for a tokenizer, without the CLI::
+
+    c = tooldec.Compiler("Qwen2.5-7B-Instruct/tokenizer.json")  # or a tokenizer object
+    art = c.compile(tools, format="hermes")   # an OpenAI tools list, or any other dialect
+
 An artifact only fits the tokenizer it was compiled for:
 ``tooldec.vocab_fingerprint(tokenizer)`` computes a tokenizer's vocabulary
 fingerprint (from a transformers fast tokenizer, a ``tokenizers.Tokenizer``
@@ -29,6 +34,7 @@ try:
     from ._tooldec import (
         DEFAULT_MAX_ROLLBACK,
         Artifact,
+        Compiler,
         Fingerprint,
         Matcher,
         __version__,
@@ -50,6 +56,7 @@ from ._bitmask import (
 
 __all__ = [
     "Artifact",
+    "Compiler",
     "Fingerprint",
     "Matcher",
     "DEFAULT_MAX_ROLLBACK",

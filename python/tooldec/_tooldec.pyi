@@ -94,3 +94,50 @@ class Fingerprint:
     def pushed(self) -> int: ...
 
 def tokenizer_json_fingerprint(json: str) -> bytes: ...
+
+class Compiler:
+    def __init__(
+        self,
+        tokenizer: Any,
+        eos: Union[None, str, int, Sequence[Union[str, int]]] = None,
+        cache_bytes: Optional[int] = None,
+    ) -> None: ...
+    @staticmethod
+    def gpt2(
+        eos: Union[None, str, int, Sequence[Union[str, int]]] = None,
+        cache_bytes: Optional[int] = None,
+    ) -> Compiler: ...
+    def compile(
+        self,
+        tools: Union[str, bytes, PathLike[str], List[Any], Dict[str, Any]],
+        *,
+        format: str = "react",
+        entry: Optional[str] = None,
+        dialect: str = "auto",
+        max_tokens: Optional[int] = None,
+        vocab_size: Optional[int] = None,
+        max_ws: Optional[int] = None,
+        max_depth: Optional[int] = None,
+        open_objects: bool = False,
+        any_order: Optional[int] = None,
+        max_recursion: Optional[int] = None,
+        any_depth: Optional[int] = None,
+        max_count: Optional[int] = None,
+        relax: bool = False,
+        rename_collisions: bool = False,
+        max_states: Optional[int] = None,
+        max_nfa_states: Optional[int] = None,
+        threads: Optional[int] = None,
+        no_regions: bool = False,
+    ) -> Artifact: ...
+    def clear_cache(self) -> None: ...
+    @property
+    def cache_bytes(self) -> int: ...
+    @property
+    def vocab_fingerprint(self) -> bytes: ...
+    @property
+    def token_count(self) -> int: ...
+    @property
+    def eos_token_ids(self) -> List[int]: ...
+    @property
+    def vocab_label(self) -> str: ...

@@ -14,7 +14,7 @@ and both fingerprints).
 from __future__ import annotations
 
 import os
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 from ._tooldec import Artifact, tokenizer_json_fingerprint
 
@@ -23,30 +23,66 @@ __all__ = ["vocab_fingerprint", "check_vocabulary"]
 FINGERPRINT_BYTES = 32
 
 
-def _tokenizer_json(tokenizer: Any) -> str:
+def _tokenizer_path(tokenizer: Any) -> Optional[str]:
+    """The file a tokenizer given as a path names (a directory stands for
+    the ``tokenizer.json`` in it), or None when it is not a path (a
+    tokenizer object, or a ``str`` holding the JSON itself)."""
+    if not isinstance(tokenizer, (str, os.PathLike)):
+        return None
+    text = os.fspath(tokenizer)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if isinstance(tokenizer, str) and text.lstrip().startswith("{"):
+        return None  # the JSON itself
+    if os.path.isdir(text):
+        text = os.path.join(text, "tokenizer.json")
+    return text
+
+
+def _tokenizer_json(tokenizer: Any, what: str = "a 32-byte fingerprint") -> str:
     """The ``tokenizer.json`` text of a tokenizer given in any of the forms
     ``vocab_fingerprint`` takes."""
-    if isinstance(tokenizer, (str, os.PathLike)):
-        text = os.fspath(tokenizer)
-        if isinstance(tokenizer, str) and text.lstrip().startswith("{"):
-            return text  # the JSON itself
-        path = text
-        if os.path.isdir(path):
-            path = os.path.join(path, "tokenizer.json")
+    path = _tokenizer_path(tokenizer)
+    if path is not None:
         with open(path, encoding="utf-8") as f:
             return f.read()
+    if isinstance(tokenizer, str):
+        return tokenizer  # the JSON itself
     # transformers' fast tokenizers (what vLLM and SGLang hold) wrap a
-    # tokenizers.Tokenizer; a tokenizers.Tokenizer serializes itself.
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    if backend is not None and hasattr(backend, "to_str"):
-        return backend.to_str()
+    # tokenizers.Tokenizer (``backend_tokenizer``, stored as ``_tokenizer``);
+    # a tokenizers.Tokenizer serializes itself.
+    for attr in ("backend_tokenizer", "_tokenizer"):
+        backend = getattr(tokenizer, attr, None)
+        if backend is not None and hasattr(backend, "to_str"):
+            return backend.to_str()
     if hasattr(tokenizer, "to_str"):
         return tokenizer.to_str()
     raise TypeError(
         f"tooldec: cannot read the vocabulary of a {type(tokenizer).__name__}: pass a "
         "transformers fast tokenizer, a tokenizers.Tokenizer, the path of a tokenizer.json (or "
-        "its directory), its text, or a 32-byte fingerprint"
+        f"its directory), its text, or {what}"
     )
+
+
+def _tokenizer_source(tokenizer: Any) -> Tuple[str, str, Optional[str], str]:
+    """How ``tooldec.Compiler`` reads a tokenizer: ``("path", file, None,
+    file)`` for a path (a ``tokenizer.json`` or a GGUF file; the
+    end-of-sequence token then comes from the ``tokenizer_config.json``
+    beside it, or the GGUF metadata), else ``("json", text, eos_token,
+    name)``: the ``tokenizer.json`` text, the tokenizer's own
+    ``eos_token`` (transformers tokenizers have one; None otherwise) and a
+    name for the artifact's metadata."""
+    path = _tokenizer_path(tokenizer)
+    if path is not None:
+        return ("path", path, None, path)
+    text = _tokenizer_json(tokenizer, what="the path of a GGUF file")
+    eos = getattr(tokenizer, "eos_token", None)
+    eos = None if eos is None else str(eos)
+    name = getattr(tokenizer, "name_or_path", None) or ""
+    name = os.path.basename(str(name).rstrip("/\\"))
+    if not name:
+        name = "tokenizer.json" if isinstance(tokenizer, str) else type(tokenizer).__name__
+    return ("json", text, eos, name)
 
 
 def vocab_fingerprint(tokenizer: Any) -> bytes:

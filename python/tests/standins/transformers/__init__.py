@@ -55,6 +55,11 @@ class PreTrainedTokenizerFast:
     """A fast tokenizer: ``backend_tokenizer`` is its ``tokenizers.Tokenizer``."""
 
     def __init__(self, *args, tokenizer_object=None, tokenizer_file=None, **kwargs):
+        # PreTrainedTokenizerBase keeps these (tokenization_utils_base.py):
+        # the model's name or directory, and the special-token strings
+        # given as keyword arguments (from tokenizer_config.json when loaded).
+        self.name_or_path = kwargs.get("name_or_path", "")
+        self.eos_token = kwargs.get("eos_token")
         if tokenizer_object is not None:
             self._tokenizer = copy.deepcopy(tokenizer_object)
         elif tokenizer_file is not None:
