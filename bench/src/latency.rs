@@ -39,13 +39,9 @@ pub struct Row {
     pub llg: f64,
 }
 
-/// The whole run: setup times and one row per tool set.
+/// The whole run: one row per tool set (the setup times are printed above
+/// the table).
 pub struct Run {
-    pub tokenizer: String,
-    pub format: String,
-    pub vocab_s: f64,
-    pub compiler_s: f64,
-    pub llg_setup_s: f64,
     pub rows: Vec<Row>,
 }
 
@@ -189,14 +185,7 @@ pub fn run(
         ));
         rows.push(row);
     }
-    Ok(Run {
-        tokenizer: tok.to_string(),
-        format: format.to_string(),
-        vocab_s,
-        compiler_s,
-        llg_setup_s,
-        rows,
-    })
+    Ok(Run { rows })
 }
 
 /// Seconds from the tool set to its first mask, and the payload's bytes;

@@ -2,18 +2,19 @@
 //! server, compiling tool sets in memory as requests bring them.
 //!
 //! A one-off [`crate::compile`] rebuilds everything that depends only on
-//! the vocabulary (the token trie) and walks every loop of the grammar (a
-//! string body, free text) over the whole trie. A server compiling a new
-//! `tools` list per request should pay neither: the compiler keeps one
-//! [`Prepared`] per set of grammar special tokens (most formats use none
-//! or the same few), whose loop cache every later compile reuses, and it
-//! writes the artifact straight into memory, without zstd.
+//! the vocabulary (the token trie, the TOKENS section, the fingerprint)
+//! and walks every region of the grammar (a string body, free text) over
+//! the whole trie. A server compiling a new `tools` list per request
+//! should pay neither: the compiler keeps one [`Prepared`] per set of
+//! grammar special tokens (most formats use none or the same few), whose
+//! region cache every later compile reuses, and it writes the artifact
+//! straight into memory, without zstd.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use sha2::{Digest, Sha256};
-use tooldec_runtime::{Artifact, SharedGrammar};
+use tooldec_runtime::SharedGrammar;
 
 use crate::cross::Prepared;
 use crate::spec::ToolSet;
@@ -67,17 +68,9 @@ impl Compiler {
     /// A compiler whose cache of reused parts holds at most about
     /// `cache_bytes` per set of grammar special tokens; a part that would
     /// pass the bound empties the cache first (0: nothing is kept, and
-    /// each loop is walked wherever it occurs).
+    /// each region is walked wherever it occurs).
     pub fn with_cache_bytes(vocab: Vocab, cache_bytes: usize) -> Compiler {
-        let c = Compiler {
-            vocab,
-            cache_bytes,
-            regions: true,
-            prepared: Mutex::new(HashMap::new()),
-            artifacts: Mutex::new(Artifacts::default()),
-        };
-        c.prepared(&[]);
-        c
+        Compiler::with_walks(vocab, cache_bytes, true)
     }
 
     /// A compiler whose crossing walks every token path over the whole
@@ -85,9 +78,18 @@ impl Compiler {
     /// same; for tests that check regions change no byte.
     #[doc(hidden)]
     pub fn without_regions(vocab: Vocab) -> Compiler {
-        let mut c = Compiler::with_cache_bytes(vocab, 0);
-        c.regions = false;
-        c.lock().clear();
+        Compiler::with_walks(vocab, 0, false)
+    }
+
+    fn with_walks(vocab: Vocab, cache_bytes: usize, regions: bool) -> Compiler {
+        let c = Compiler {
+            vocab,
+            cache_bytes,
+            regions,
+            prepared: Mutex::new(HashMap::new()),
+            artifacts: Mutex::new(Artifacts::default()),
+        };
+        c.prepared(&[]);
         c
     }
 
@@ -155,19 +157,15 @@ impl Compiler {
             ..opts.clone()
         };
         let out = self.compile_bytes(set, &opts)?;
-        let words: Vec<u32> = out
-            .artifact
-            .chunks_exact(4)
-            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-            .collect();
-        let artifact = Artifact::new(words).map_err(|e| {
+        // A raw payload: loading it is one copy into words and validation.
+        let grammar = SharedGrammar::from_bytes(&out.artifact).map_err(|e| {
             Error::new(
                 ErrorKind::Limit,
                 format!("the compiled payload does not validate: {e}"),
             )
         })?;
         Ok(Loaded {
-            grammar: SharedGrammar::new(artifact),
+            grammar,
             report: out.report,
         })
     }

@@ -20,7 +20,9 @@
 //!    place, wrapped in zstd.
 //!
 //! This file is the API: [`Options`], [`compile`] and [`compile_schema`]
-//! and what they report. The library prints nothing; progress goes
+//! and what they report; a server that compiles per request holds a
+//! [`Compiler`] instead (`compiler.rs`: the vocabulary's parts built once,
+//! artifacts in memory). The library prints nothing; progress goes
 //! through the [`Progress`] callback.
 //!
 //! ```no_run
@@ -175,9 +177,18 @@ pub fn compile(
 ) -> Result<Compiled, Error> {
     check_width(vocab, opts)?;
     let built = build_dfa(set, opts, vocab, progress)?;
-    let text = vocab::TokenText::new(vocab, &built.0.specials);
-    let prepared = cross::Prepared::new(&text, vocab, DEFAULT_CACHE_BYTES);
+    let prepared = one_off(vocab, &built.0.specials);
     compile_machine(set, vocab, opts, built, &prepared, progress)
+}
+
+/// What the crossing needs of the vocabulary, built for one compile
+/// (a [`Compiler`] keeps it instead).
+fn one_off(vocab: &Vocab, specials: &[u32]) -> cross::Prepared {
+    cross::Prepared::new(
+        &vocab::TokenText::new(vocab, specials),
+        vocab,
+        DEFAULT_CACHE_BYTES,
+    )
 }
 
 /// Refuses a mask width narrower than the vocabulary.
@@ -202,8 +213,7 @@ pub fn compile_schema(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Compiled, Error> {
     let built = build_schema_dfa(set, opts, progress)?;
-    let text = vocab::TokenText::new(vocab, &built.0.specials);
-    let prepared = cross::Prepared::new(&text, vocab, DEFAULT_CACHE_BYTES);
+    let prepared = one_off(vocab, &built.0.specials);
     compile_machine(set, vocab, opts, built, &prepared, progress)
 }
 

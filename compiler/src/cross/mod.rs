@@ -32,7 +32,7 @@
 //! deduplicated per thread and then numbered in state order, so the result
 //! does not depend on timing or on the number of threads.
 
-mod loops;
+mod regions;
 mod trie;
 
 use std::collections::HashMap;
@@ -43,19 +43,20 @@ use crate::automaton::dfa::{Dfa, DEAD};
 use crate::automaton::machine::ToolNames;
 use crate::error::{Error, ErrorKind};
 use crate::vocab::{TokenText, Vocab};
-use loops::{LoopCache, Walks};
+use regions::{RegionCache, Walks};
 use trie::TokenTrie;
 
 /// What the crossing reuses from one compile to the next for one
-/// vocabulary and one set of grammar special tokens: the token trie and
-/// the loop walks (`loops.rs`). Built once, it makes every later crossing
+/// vocabulary and one set of grammar special tokens: the token trie, the
+/// inside walks of regions (`regions.rs`), the TOKENS section and the
+/// fingerprint. Built once, it makes every later crossing
 /// skip both; it is `Sync`, so one serves a server's threads.
 pub struct Prepared {
     trie: TokenTrie,
-    loops: LoopCache,
-    /// Whether walks go through regions (`loops.rs`); off only to check
-    /// that they change nothing.
-    regions: bool,
+    regions: RegionCache,
+    /// Whether walks go through regions; off only to check that they
+    /// change nothing.
+    use_regions: bool,
     /// The artifact's TOKENS section and the vocabulary's fingerprint,
     /// which the writer would otherwise rebuild per compile.
     pub tokens: tooldec_runtime::codec::TokensBuilder,
@@ -64,13 +65,13 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// The trie of `text`'s tokens, and an empty loop cache holding at most
-    /// about `cache_bytes`.
+    /// The trie of `text`'s tokens, and an empty region cache holding at
+    /// most about `cache_bytes`.
     pub fn new(text: &TokenText<'_>, vocab: &Vocab, cache_bytes: usize) -> Prepared {
         Prepared {
             trie: TokenTrie::new(text),
-            loops: LoopCache::new(cache_bytes),
-            regions: true,
+            regions: RegionCache::new(cache_bytes),
+            use_regions: true,
             tokens: crate::artifact::write::token_table(text),
             fingerprint: vocab.fingerprint(),
         }
@@ -78,18 +79,18 @@ impl Prepared {
 
     /// Every walk plain, over the whole trie (for differential tests).
     pub fn without_regions(mut self) -> Prepared {
-        self.regions = false;
+        self.use_regions = false;
         self
     }
 
-    /// Empties the loop cache.
+    /// Empties the region cache.
     pub fn clear(&self) {
-        self.loops.clear();
+        self.regions.clear();
     }
 
-    /// Bytes the loop cache holds.
+    /// Bytes the region cache holds.
     pub fn cache_bytes(&self) -> usize {
-        self.loops.held()
+        self.regions.held()
     }
 }
 
@@ -285,8 +286,8 @@ pub fn masks(
     threads: usize,
 ) -> Result<Masks, Error> {
     let trie = &prepared.trie;
-    let loops = if prepared.regions {
-        Walks::new(dfa, served, &prepared.loops, trie, threads)
+    let walks = if prepared.use_regions {
+        Walks::new(dfa, served, &prepared.regions, trie, threads)
     } else {
         Walks::none(dfa.n_states())
     };
@@ -294,7 +295,7 @@ pub fn masks(
         dfa,
         trie,
         served,
-        loops: &loops,
+        walks: &walks,
     };
     let (succ, edge_visits) = cross.token_edges(threads);
     cross.check_writable(&succ)?;
@@ -327,7 +328,7 @@ struct Cross<'a> {
     dfa: &'a Dfa,
     trie: &'a TokenTrie,
     served: &'a [bool],
-    loops: &'a Walks,
+    walks: &'a Walks,
 }
 
 /// Per state, the distinct states its tokens end in (pass 1), stored flat.
@@ -347,8 +348,8 @@ impl Successors {
 enum Found<'a> {
     /// The tokens ending at one trie node.
     Ids(&'a [u32]),
-    /// Tokens that stay inside a loop (see `loops.rs`).
-    Loop(&'a loops::Toks),
+    /// Tokens that stay inside the walk's region (see `regions.rs`).
+    Inside(&'a regions::Toks),
 }
 
 /// A pass 1 thread's scratch.
@@ -372,10 +373,10 @@ struct Tiers {
 }
 
 impl Cross<'_> {
-    /// The inside walk of `s`'s loop and the loop's states in its key's
-    /// order, when `s` lies in a loop none of whose states has a colour.
-    fn uncoloured_loop(&self, s: u32, color: &[u32]) -> Option<(&loops::Inside, &[u32])> {
-        let (part, states) = self.loops.get(s)?;
+    /// The inside walk of `s`'s region and the region's states in its
+    /// key's order, when `s` has a region none of whose states has a colour.
+    fn uncoloured_region(&self, s: u32, color: &[u32]) -> Option<(&regions::Inside, &[u32])> {
+        let (part, states) = self.walks.get(s)?;
         states
             .iter()
             .all(|&q| color[q as usize] == 0)
@@ -438,19 +439,20 @@ impl Cross<'_> {
         });
     }
 
-    /// The walk of `s`'s tokens, through the loop cache when `s` lies in a
-    /// small cycle: `f(next, tokens)` is called as [`TokenTrie::walk_with`]
-    /// calls it, except that the tokens that stay in the cycle come
-    /// grouped by the state they end in ([`Found::Loop`]). Each token is
+    /// The walk of `s`'s tokens, through its region's cached inside walk
+    /// when it has one: `f(next, tokens)` is called as
+    /// [`TokenTrie::walk_with`] calls it, except that the tokens that stay
+    /// inside the region come grouped by the state they end in
+    /// ([`Found::Inside`]). Each token is
     /// seen once, as in the plain walk. Returns the trie nodes visited.
     fn walk(&self, s: u32, stack: &mut Vec<u32>, mut f: impl FnMut(u32, Found<'_>)) -> usize {
-        let Some((part, states)) = self.loops.get(s) else {
+        let Some((part, states)) = self.walks.get(s) else {
             return self
                 .trie
                 .walk_with(self.dfa, s, stack, |next, ids| f(next, Found::Ids(ids)));
         };
         for (q, toks) in &part.ends {
-            f(states[*q as usize], Found::Loop(toks));
+            f(states[*q as usize], Found::Inside(toks));
         }
         let mut visited = 0;
         for &(node, q) in &part.exits {
@@ -601,7 +603,7 @@ impl Cross<'_> {
                             buf[(t >> 5) as usize] |= 1 << (t & 31);
                         }
                     }
-                    Found::Loop(toks) => toks.or_into(buf),
+                    Found::Inside(toks) => toks.or_into(buf),
                 }
             });
         }
@@ -824,11 +826,11 @@ impl Cross<'_> {
                             e.checked.push((next, lo, hi));
                         }
                     };
-                    // Inside a loop with no coloured state nothing is
+                    // Inside a region with no coloured state nothing is
                     // checked: only the walks leaving it need the
                     // constraint.
                     let plain = (0, self.trie.nodes());
-                    match self.uncoloured_loop(s, color) {
+                    match self.uncoloured_region(s, color) {
                         None => {
                             self.trie
                                 .walk_constrained(dfa, plain, s, stack, all, step, found);

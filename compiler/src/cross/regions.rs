@@ -14,7 +14,7 @@
 //!   walk leaves it for a live state outside (the *exits*). This depends
 //!   only on the region's transitions, written as a canonical key over
 //!   bytes (independent of state numbers and byte classes), so it is
-//!   computed once per key and kept in a [`LoopCache`] that outlives one
+//!   computed once per key and kept in a [`RegionCache`] that outlives one
 //!   compile.
 //! - **Outside**: from each exit, the exit node's subtree is walked on the
 //!   real DFA from the state the walk left for, as the plain walk would.
@@ -185,7 +185,7 @@ impl Walks {
     pub fn new(
         dfa: &Dfa,
         served: &[bool],
-        cache: &LoopCache,
+        cache: &RegionCache,
         trie: &TokenTrie,
         threads: usize,
     ) -> Walks {
@@ -349,18 +349,23 @@ impl Inside {
 /// Inside walks by key, for one token trie, bounded in memory: when an
 /// insertion would pass the bound, the cache is emptied first (a compile
 /// in progress keeps the entries it holds).
-pub struct LoopCache {
-    map: Mutex<HashMap<Vec<u32>, Arc<Inside>>>,
-    held: Mutex<usize>,
+pub struct RegionCache {
+    held: Mutex<Held>,
     limit: usize,
 }
 
-impl LoopCache {
+/// The entries and the bytes they take, under one lock.
+#[derive(Default)]
+struct Held {
+    map: HashMap<Vec<u32>, Arc<Inside>>,
+    bytes: usize,
+}
+
+impl RegionCache {
     /// An empty cache holding at most about `limit` bytes.
-    pub fn new(limit: usize) -> LoopCache {
-        LoopCache {
-            map: Mutex::new(HashMap::new()),
-            held: Mutex::new(0),
+    pub fn new(limit: usize) -> RegionCache {
+        RegionCache {
+            held: Mutex::new(Held::default()),
             limit,
         }
     }
@@ -369,39 +374,35 @@ impl LoopCache {
     /// (outside the lock: two threads may both compute a new key, and the
     /// results are equal).
     pub fn inside(&self, key: &[u32], trie: &TokenTrie) -> Arc<Inside> {
-        if let Some(hit) = self.lock().get(key) {
+        if let Some(hit) = self.lock().map.get(key) {
             return hit.clone();
         }
         let inside = Arc::new(Inside::walk(key, trie));
         let size = inside.bytes() + 4 * key.len();
-        let mut map = self.lock();
-        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
-        if *held + size > self.limit {
-            map.clear();
-            *held = 0;
+        let mut held = self.lock();
+        if held.bytes + size > self.limit {
+            *held = Held::default();
         }
-        if size <= self.limit && !map.contains_key(key) {
-            map.insert(key.to_vec(), inside.clone());
-            *held += size;
+        if size <= self.limit && !held.map.contains_key(key) {
+            held.map.insert(key.to_vec(), inside.clone());
+            held.bytes += size;
         }
         inside
     }
 
     /// Forgets every entry.
     pub fn clear(&self) {
-        let mut map = self.lock();
-        map.clear();
-        *self.held.lock().unwrap_or_else(|e| e.into_inner()) = 0;
+        *self.lock() = Held::default();
     }
 
     /// Bytes held.
     pub fn held(&self) -> usize {
-        *self.held.lock().unwrap_or_else(|e| e.into_inner())
+        self.lock().bytes
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Vec<u32>, Arc<Inside>>> {
-        // A panic elsewhere cannot leave the map half-written: insertions
-        // are single calls.
-        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
+        // A panic elsewhere cannot leave the cache half-written: each
+        // change is made under one lock, by calls that do not panic.
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
