@@ -9,16 +9,7 @@ use std::sync::Arc;
 use tooldec_compiler::spec::{self, ToolSet};
 use tooldec_compiler::vocab::Vocab;
 use tooldec_compiler::{compile, CallFormat, Compiler, Options};
-use tooldec_testkit::{bfcl, data_dir, data_file};
-
-fn root(rel: &str) -> String {
-    format!("{}/../{rel}", env!("CARGO_MANIFEST_DIR"))
-}
-
-fn example(name: &str) -> ToolSet {
-    let path = root(&format!("grammars/examples/{name}"));
-    spec::parse(&path, &std::fs::read_to_string(&path).unwrap()).unwrap()
-}
+use tooldec_testkit::{bfcl, data_dir, data_file, example};
 
 fn opts(format: &str) -> Options {
     Options {

@@ -16,7 +16,12 @@ use std::sync::{Arc, Mutex};
 use sha2::{Digest, Sha256};
 use tooldec_runtime::SharedGrammar;
 
-use crate::cross::Prepared;
+use tooldec_runtime::layout::mask_words;
+
+use crate::automaton::machine::{finish_tools, front_tools};
+use crate::cross::{OnDemand, Prepared};
+use crate::lower::call_format::Specials;
+use crate::pending::Pending;
 use crate::spec::ToolSet;
 use crate::vocab::{TokenText, Vocab};
 use crate::{Compiled, Error, ErrorKind, Options, Progress};
@@ -29,6 +34,8 @@ pub const DEFAULT_CACHE_BYTES: usize = 256 << 20;
 /// and compiles run concurrently.
 pub struct Compiler {
     vocab: Vocab,
+    /// The vocabulary's special tokens by name, found once.
+    specials: Specials,
     cache_bytes: usize,
     /// Walks through regions (always, but in differential tests).
     regions: bool,
@@ -83,6 +90,7 @@ impl Compiler {
 
     fn with_walks(vocab: Vocab, cache_bytes: usize, regions: bool) -> Compiler {
         let c = Compiler {
+            specials: Specials::of(&vocab),
             vocab,
             cache_bytes,
             regions,
@@ -126,7 +134,8 @@ impl Compiler {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<Compiled, Error> {
         crate::check_width(&self.vocab, opts)?;
-        let built = crate::build_dfa(set, opts, &self.vocab, progress)?;
+        let front = front_tools(set, opts, &self.vocab, &self.specials, progress)?;
+        let built = finish_tools(front, set, opts, progress)?;
         let prepared = self.prepared(&built.0.specials);
         crate::compile_machine(set, &self.vocab, opts, built, &prepared, progress)
     }
@@ -156,18 +165,75 @@ impl Compiler {
             zstd_level: None,
             ..opts.clone()
         };
-        let out = self.compile_bytes(set, &opts)?;
-        // A raw payload: loading it is one copy into words and validation.
-        let grammar = SharedGrammar::from_bytes(&out.artifact).map_err(|e| {
-            Error::new(
-                ErrorKind::Limit,
-                format!("the compiled payload does not validate: {e}"),
-            )
-        })?;
-        Ok(Loaded {
-            grammar,
-            report: out.report,
-        })
+        load(self.compile_bytes(set, &opts)?)
+    }
+
+    /// Starts compiling `set` on another thread and returns at once with
+    /// what serves its first masks: computed on demand from the grammar's
+    /// DFA until the artifact is there, then the artifact's (the same
+    /// masks, see [`Pending`]). A set compiled before comes back ready.
+    /// Lowering and determinization run before this returns, so their
+    /// errors (a bad schema, a state bound) come from here; the rest come
+    /// from the matchers or [`Pending::wait`].
+    pub fn start(self: &Arc<Self>, set: &ToolSet, opts: &Options) -> Result<Pending, Error> {
+        self.begin(set, opts, true)
+    }
+
+    /// [`Compiler::start`] without a thread: the rest of the compile runs
+    /// when a matcher first needs the artifact (or on [`Pending::wait`]),
+    /// on that caller's thread; until then every mask is computed on
+    /// demand. For single-threaded callers, and for tests that compare
+    /// early masks with the artifact's.
+    pub fn start_deferred(
+        self: &Arc<Self>,
+        set: &ToolSet,
+        opts: &Options,
+    ) -> Result<Pending, Error> {
+        self.begin(set, opts, false)
+    }
+
+    fn begin(
+        self: &Arc<Self>,
+        set: &ToolSet,
+        opts: &Options,
+        thread: bool,
+    ) -> Result<Pending, Error> {
+        let opts = Options {
+            zstd_level: None,
+            ..opts.clone()
+        };
+        let key = input_digest(set, &opts);
+        if let Some(hit) = self.artifacts().by_key.get(&key) {
+            return Ok(Pending::done(self.clone(), hit.clone()));
+        }
+        crate::check_width(&self.vocab, &opts)?;
+        let front = front_tools(set, &opts, &self.vocab, &self.specials, &mut |_| {})?;
+        let prepared = self.prepared(&front.specials);
+        let words = mask_words(opts.mask_width.unwrap_or(self.vocab.len() as u32));
+        let early = OnDemand::new(
+            front.dfa.clone(),
+            &front.entries,
+            front.specials.clone(),
+            prepared.clone(),
+            words,
+        );
+        let pending = Pending::new(self.clone(), early, opts.max_tokens);
+        let (me, set) = (self.clone(), set.clone());
+        let job: crate::pending::Job = Box::new(move || {
+            let progress = &mut |_| {};
+            let built = finish_tools(front, &set, &opts, progress)?;
+            let loaded = load(crate::compile_machine(
+                &set, &me.vocab, &opts, built, &prepared, progress,
+            )?)?;
+            me.keep(key, &loaded);
+            Ok(loaded)
+        });
+        if thread {
+            pending.spawn(job)?;
+        } else {
+            pending.defer(job);
+        }
+        Ok(pending)
     }
 
     /// Keeps an artifact, dropping the oldest while over the bound.
@@ -216,6 +282,21 @@ impl Compiler {
         // Entries are inserted whole: a panicking thread leaves the map usable.
         self.prepared.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// The artifact of `out`, loaded: a raw payload, so one copy into words
+/// and validation.
+fn load(out: Compiled) -> Result<Loaded, Error> {
+    let grammar = SharedGrammar::from_bytes(&out.artifact).map_err(|e| {
+        Error::new(
+            ErrorKind::Limit,
+            format!("the compiled payload does not validate: {e}"),
+        )
+    })?;
+    Ok(Loaded {
+        grammar,
+        report: out.report,
+    })
 }
 
 /// SHA-256 of everything a compile reads besides the vocabulary: the tool

@@ -42,6 +42,7 @@ mod compiler;
 mod cross;
 pub mod error;
 pub mod lower;
+mod pending;
 pub mod spec;
 pub mod vocab;
 
@@ -55,6 +56,7 @@ pub use error::{Error, ErrorKind};
 pub use lower::call_format::{self, CallFormat};
 pub use lower::json::JsonOptions;
 pub use lower::{lower, lower_schema, regex};
+pub use pending::{Pending, PendingMatcher};
 use spec::ToolSet;
 use vocab::Vocab;
 

@@ -22,6 +22,8 @@
 //! - [`served`]: the served part of a grammar, for oracles.
 //! - [`loaded`]: real tokenizers loaded once per test binary.
 //! - [`failures`]: collecting a test's failures and reporting them together.
+//! - [`repo_path`] and [`example`]: the repository's files and its example
+//!   tool lists.
 //!
 //! Everything here is test support: it panics with a clear message on
 //! missing files rather than returning errors.
@@ -43,3 +45,15 @@ pub mod walk;
 pub use check::check_text;
 pub use data::{data_dir, data_file, parse_json, read_text, DATA_ENV};
 pub use walk::walks_from_env;
+
+/// The path of `rel` in the repository.
+pub fn repo_path(rel: &str) -> String {
+    format!("{}/../{rel}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The example tool list `grammars/examples/NAME`, parsed.
+pub fn example(name: &str) -> tooldec_compiler::spec::ToolSet {
+    let path = repo_path(&format!("grammars/examples/{name}"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    tooldec_compiler::spec::parse(&path, &text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}

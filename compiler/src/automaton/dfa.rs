@@ -19,6 +19,37 @@ pub const DEAD: u32 = 0;
 /// Hopcroft.
 pub const MERGE_SCC_MAX: usize = 48;
 
+/// A hasher for keys made of words (state sets): a multiply and a rotate
+/// per 8 bytes, where the standard SipHash spends several rounds. Keys
+/// here come from the grammar, not from an adversary choosing collisions,
+/// and the state bound caps any table.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct WordHasher(u64);
+
+impl std::hash::Hasher for WordHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+            self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (self.0.rotate_left(5) ^ n as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A map keyed by words, hashed by [`WordHasher`].
+pub(crate) type WordMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<WordHasher>>;
+
 /// FNV-1a over a slice of words.
 fn hash_u32s(xs: &[u32]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -149,7 +180,7 @@ impl Dfa {
         };
 
         let mut sets: Vec<Vec<u32>> = vec![Vec::new()];
-        let mut index: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut index: WordMap<Vec<u32>, u32> = WordMap::default();
         index.insert(Vec::new(), DEAD);
         let mut start_set = vec![nfa.start];
         closure(&mut start_set);
@@ -157,6 +188,7 @@ impl Dfa {
         sets.push(start_set);
         let mut trans = vec![DEAD; 2 * n_classes];
         let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); n_classes];
+        let mut set = Vec::new();
         let mut next = 1usize;
         while next < sets.len() {
             for b in buckets.iter_mut() {
@@ -175,7 +207,15 @@ impl Dfa {
                 if buckets[c].is_empty() {
                     continue;
                 }
-                let mut set = std::mem::take(&mut buckets[c]);
+                // Neighbouring classes mostly move alike (a string body's
+                // characters): the same targets, pushed in the same order,
+                // make the same state, without a closure or a lookup.
+                if c > 0 && buckets[c] == buckets[c - 1] {
+                    trans[next * n_classes + c] = trans[next * n_classes + c - 1];
+                    continue;
+                }
+                set.clear();
+                set.extend_from_slice(&buckets[c]);
                 closure(&mut set);
                 let id = match index.get(&set) {
                     Some(&id) => id,
@@ -191,7 +231,6 @@ impl Dfa {
                     }
                 };
                 trans[next * n_classes + c] = id;
-                buckets[c] = set;
             }
             next += 1;
         }
@@ -262,11 +301,74 @@ impl Dfa {
     /// no accepting state is reachable, to the dead state, and drops it.
     /// Returns false if the language is empty.
     pub fn trim(&mut self) -> bool {
-        let n = self.n_states();
-        let k = self.n_classes;
-        // Co-reachable: backwards from accepting states, over predecessor
-        // lists in CSR form (moves into the dead state and self-loops, the
-        // bulk of a sparse table, are left out).
+        if !self.prune() {
+            return false;
+        }
+        self.renumber();
+        true
+    }
+
+    /// Sends every move into a state from which no accepting state is
+    /// reachable to the dead state, keeping state numbers (what a walk
+    /// needs, without [`Dfa::trim`]'s renumbering). Returns false if the
+    /// language is empty.
+    pub fn prune(&mut self) -> bool {
+        let (n, k) = (self.n_states(), self.n_classes);
+        let live = self.co_reachable();
+        if !live[self.start as usize] {
+            return false;
+        }
+        if live[1..].iter().all(|&l| l) {
+            // The usual case: the subset construction made no state that
+            // cannot finish, and no move needs redirecting.
+            return true;
+        }
+        for s in 0..n {
+            for c in 0..k {
+                if !live[self.trans[s * k + c] as usize] {
+                    self.trans[s * k + c] = DEAD;
+                }
+            }
+        }
+        true
+    }
+
+    /// Per state, whether an accepting state is reachable from it (the
+    /// dead state never). Sweeps the table from the last state to the
+    /// first, marking a state once a move reaches a marked one: states are
+    /// numbered in discovery order, so most reach acceptance through
+    /// higher numbers and a sweep or two settles them. What a few sweeps
+    /// leave unsettled goes backwards over predecessor lists.
+    fn co_reachable(&self) -> Vec<bool> {
+        const SWEEPS: usize = 6;
+        let (n, k) = (self.n_states(), self.n_classes);
+        let mut live = self.accept.clone();
+        live[DEAD as usize] = false;
+        for _ in 0..SWEEPS {
+            let mut changed = false;
+            for s in (1..n).rev() {
+                if !live[s]
+                    && self.trans[s * k..(s + 1) * k]
+                        .iter()
+                        .any(|&t| live[t as usize])
+                {
+                    live[s] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                return live;
+            }
+        }
+        self.spread_back(&mut live);
+        live
+    }
+
+    /// Marks every state from which a marked state is reachable, by a
+    /// backward search over predecessor lists in CSR form (moves into the
+    /// dead state and self-loops, the bulk of a sparse table, left out).
+    fn spread_back(&self, live: &mut [bool]) {
+        let (n, k) = (self.n_states(), self.n_classes);
         let mut start = vec![0u32; n + 1];
         for s in 0..n {
             for c in 0..k {
@@ -291,11 +393,7 @@ impl Dfa {
             }
         }
         drop(fill);
-        let mut live = vec![false; n];
-        let mut queue: VecDeque<u32> = (0..n as u32).filter(|&s| self.accept[s as usize]).collect();
-        for &s in &queue {
-            live[s as usize] = true;
-        }
+        let mut queue: VecDeque<u32> = (0..n as u32).filter(|&s| live[s as usize]).collect();
         while let Some(s) = queue.pop_front() {
             let (a, z) = (start[s as usize] as usize, start[s as usize + 1] as usize);
             for &p in &preds[a..z] {
@@ -305,20 +403,6 @@ impl Dfa {
                 }
             }
         }
-        drop(preds);
-        live[DEAD as usize] = false;
-        if !live[self.start as usize] {
-            return false;
-        }
-        for s in 0..n {
-            for c in 0..k {
-                if !live[self.trans[s * k + c] as usize] {
-                    self.trans[s * k + c] = DEAD;
-                }
-            }
-        }
-        self.renumber();
-        true
     }
 
     /// Renumbers states in breadth-first order from the start (dead = 0,
@@ -364,16 +448,29 @@ impl Dfa {
     fn compact_classes(&mut self) {
         let n = self.n_states();
         let k = self.n_classes;
-        let mut column_id: HashMap<Vec<u32>, u16> = HashMap::new();
+        // Each column's hash in one pass over the rows, then equal hashes
+        // confirmed column against column: no column is copied.
+        let mut hash = vec![0xcbf2_9ce4_8422_2325u64; k];
+        for row in self.trans.chunks_exact(k.max(1)) {
+            for (h, &t) in hash.iter_mut().zip(row) {
+                *h = (*h ^ t as u64).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        let same =
+            |a: usize, b: usize| (0..n).all(|s| self.trans[s * k + a] == self.trans[s * k + b]);
+        let mut first_of: HashMap<u64, Vec<usize>> = HashMap::new();
         let mut remap = vec![0u16; k];
-        let mut kept = Vec::new();
-        for (c, slot) in remap.iter_mut().enumerate() {
-            let col: Vec<u32> = (0..n).map(|s| self.trans[s * k + c]).collect();
-            let next = column_id.len() as u16;
-            *slot = *column_id.entry(col).or_insert_with(|| {
-                kept.push(c);
-                next
-            });
+        let mut kept: Vec<usize> = Vec::new();
+        for c in 0..k {
+            let firsts = first_of.entry(hash[c]).or_default();
+            match firsts.iter().find(|&&f| same(f, c)) {
+                Some(&f) => remap[c] = remap[f],
+                None => {
+                    remap[c] = kept.len() as u16;
+                    kept.push(c);
+                    firsts.push(c);
+                }
+            }
         }
         if kept.len() == k {
             return;

@@ -61,12 +61,35 @@ pub fn build_dfa(
     vocab: &Vocab,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(Machine, DfaStats, Phases), Error> {
-    let (mut machine, stats, phases) = build_lowered(
-        || crate::lower::lower(set, opts, vocab),
+    let specials = call_format::Specials::of(vocab);
+    let front = front_tools(set, opts, vocab, &specials, progress)?;
+    finish_tools(front, set, opts, progress)
+}
+
+/// The [`Front`] of a tool set's grammar.
+pub(crate) fn front_tools(
+    set: &ToolSet,
+    opts: &Options,
+    vocab: &Vocab,
+    specials: &call_format::Specials,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Front, Error> {
+    front(
+        || crate::lower::lower_with(set, opts, vocab, specials),
         opts,
         |e| blame(e, set, opts, 0..set.tools.len()),
         progress,
-    )?;
+    )
+}
+
+/// [`Front::finish`] for a tool set's grammar: its tool names added.
+pub(crate) fn finish_tools(
+    front: Front,
+    set: &ToolSet,
+    opts: &Options,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(Machine, DfaStats, Phases), Error> {
+    let (mut machine, stats, phases) = front.finish(opts, progress)?;
     if let Some(names) = &mut machine.names {
         names.tools = set.tools.iter().map(|t| t.name.clone()).collect();
     }
@@ -87,36 +110,47 @@ pub fn build_schema_dfa(
     )
 }
 
+/// What lowering and determinization leave for trimming and
+/// minimization: the unminimized DFA, which can already serve masks on
+/// demand ([`crate::Compiler::start`]) while [`Front::finish`] goes on.
+pub struct Front {
+    /// The DFA of the subset construction, neither trimmed nor minimized.
+    pub dfa: dfa::Dfa,
+    labels: Vec<Vec<u32>>,
+    colors: dfa::NameColors,
+    regions: Vec<region::Region>,
+    /// Entry rule names; entry `k` starts where `[ENTRY_ESCAPE, k]` leads
+    /// from the start when there are several.
+    pub entries: Vec<String>,
+    /// The special tokens the grammar uses.
+    pub specials: Vec<u32>,
+    relaxed: Vec<String>,
+    /// Sizes so far.
+    pub stats: DfaStats,
+    /// Time spent so far, per phase.
+    pub phases: Phases,
+}
+
 /// Times `lower` and the NFA build as the "lower" phase, then
-/// determinizes, trims and minimizes; a state bound exceeded on the way
-/// goes through `blame`.
-fn build_lowered(
+/// determinizes; a state bound exceeded on the way goes through `blame`.
+pub(crate) fn front(
     lower: impl FnOnce() -> Result<call_format::Lowered, Error>,
     opts: &Options,
     blame: impl FnOnce(Error) -> Error,
     progress: &mut dyn FnMut(Progress),
-) -> Result<(Machine, DfaStats, Phases), Error> {
+) -> Result<Front, Error> {
     let mut phases = Vec::new();
-    let timed = |name: &'static str, progress: &mut dyn FnMut(Progress)| {
-        progress(Progress::Start(name));
-        let t = Instant::now();
-        move |phases: &mut Vec<(&'static str, Duration)>, progress: &mut dyn FnMut(Progress)| {
-            let d = t.elapsed();
-            phases.push((name, d));
-            progress(Progress::Done(name, d));
-        }
-    };
-    let done = timed("lower", progress);
+    let t = timed("lower", progress);
     let lowered = lower()?;
     let nfa = match nfa::build(&lowered.expr, opts.max_nfa_states) {
         Ok(nfa) => nfa,
         Err(limit) => return Err(blame(limit.into())),
     };
     drop(lowered.expr);
-    done(&mut phases, progress);
+    done("lower", t, &mut phases, progress);
 
-    let done = timed("determinize", progress);
-    let (mut dfa, labels, colors) = match dfa::Dfa::determinize_named(&nfa, opts.max_states) {
+    let t = timed("determinize", progress);
+    let (dfa, labels, colors) = match dfa::Dfa::determinize_named(&nfa, opts.max_states) {
         Ok(dfa) => dfa,
         Err(limit) => return Err(blame(limit.into())),
     };
@@ -124,70 +158,127 @@ fn build_lowered(
         nfa_states: nfa.states.len(),
         dfa_states: dfa.n_states(),
     };
-    let regions = nfa.regions;
-    drop(nfa.states);
-    let unminimized = dfa.clone();
-    done(&mut phases, progress);
-
-    let done = timed("minimize", progress);
-    if !dfa.trim() {
-        return Err(Error::new(
-            ErrorKind::Grammar,
-            "the grammar accepts no output at all",
-        ));
-    }
-    // Name states of different colours are kept apart, so that a
-    // one-tool matcher reads each state's colour exactly (DESIGN.md §3).
-    let names = if colors.any() {
-        let trimmed = unminimized.carry_colors(&colors.color, &dfa);
-        let color = dfa.minimize_colored(&trimmed, colors.classes.len());
-        Some(ToolNames {
-            tools: Vec::new(),
-            colors: dfa::NameColors {
-                color,
-                classes: colors.classes,
-            },
-        })
-    } else {
-        dfa.minimize();
-        None
-    };
-    let labels = unminimized.carry_labels(&labels, &dfa);
-    drop(unminimized);
-    done(&mut phases, progress);
-    let entries = if lowered.entries.len() == 1 {
-        vec![(lowered.entries[0].clone(), dfa.start)]
-    } else {
-        lowered
-            .entries
-            .iter()
-            .enumerate()
-            .map(|(k, name)| {
-                let s = dfa.walk(dfa.start, &[call_format::ENTRY_ESCAPE, k as u8]);
-                if s == dfa::DEAD {
-                    Err(Error::new(
-                        ErrorKind::Grammar,
-                        format!(
-                            "entry {name:?} of format {:?} accepts no output",
-                            opts.format.name
-                        ),
-                    ))
-                } else {
-                    Ok((name.clone(), s))
-                }
-            })
-            .collect::<Result<Vec<_>, _>>()?
-    };
-    let machine = Machine {
+    done("determinize", t, &mut phases, progress);
+    Ok(Front {
         dfa,
-        entries,
+        labels,
+        colors,
+        regions: nfa.regions,
+        entries: lowered.entries,
         specials: lowered.specials,
         relaxed: lowered.relaxed,
-        regions,
-        labels,
-        names,
-    };
-    Ok((machine, stats, phases))
+        stats,
+        phases,
+    })
+}
+
+fn timed(name: &'static str, progress: &mut dyn FnMut(Progress)) -> Instant {
+    progress(Progress::Start(name));
+    Instant::now()
+}
+
+fn done(
+    name: &'static str,
+    t: Instant,
+    phases: &mut Vec<(&'static str, Duration)>,
+    progress: &mut dyn FnMut(Progress),
+) {
+    let d = t.elapsed();
+    phases.push((name, d));
+    progress(Progress::Done(name, d));
+}
+
+/// The state entry `k` of `entries` starts at in `dfa` (the start itself
+/// when there is one entry), or the dead state.
+pub fn entry_state(dfa: &dfa::Dfa, entries: usize, k: usize) -> u32 {
+    if entries == 1 {
+        dfa.start
+    } else {
+        dfa.walk(dfa.start, &[call_format::ENTRY_ESCAPE, k as u8])
+    }
+}
+
+/// [`front`], then [`Front::finish`].
+fn build_lowered(
+    lower: impl FnOnce() -> Result<call_format::Lowered, Error>,
+    opts: &Options,
+    blame: impl FnOnce(Error) -> Error,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(Machine, DfaStats, Phases), Error> {
+    front(lower, opts, blame, progress)?.finish(opts, progress)
+}
+
+impl Front {
+    /// Trims and minimizes: the [`Machine`], with the sizes and the phase
+    /// times since lowering began.
+    pub fn finish(
+        self,
+        opts: &Options,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(Machine, DfaStats, Phases), Error> {
+        let Front {
+            mut dfa,
+            labels,
+            colors,
+            regions,
+            entries,
+            specials,
+            relaxed,
+            stats,
+            mut phases,
+        } = self;
+        let t = timed("minimize", progress);
+        let unminimized = dfa.clone();
+        if !dfa.trim() {
+            return Err(Error::new(
+                ErrorKind::Grammar,
+                "the grammar accepts no output at all",
+            ));
+        }
+        // Name states of different colours are kept apart, so that a
+        // one-tool matcher reads each state's colour exactly (DESIGN.md §3).
+        let names = if colors.any() {
+            let trimmed = unminimized.carry_colors(&colors.color, &dfa);
+            let color = dfa.minimize_colored(&trimmed, colors.classes.len());
+            Some(ToolNames {
+                tools: Vec::new(),
+                colors: dfa::NameColors {
+                    color,
+                    classes: colors.classes,
+                },
+            })
+        } else {
+            dfa.minimize();
+            None
+        };
+        let labels = unminimized.carry_labels(&labels, &dfa);
+        drop(unminimized);
+        done("minimize", t, &mut phases, progress);
+        let entries = entries
+            .iter()
+            .enumerate()
+            .map(|(k, name)| match entry_state(&dfa, entries.len(), k) {
+                dfa::DEAD => Err(Error::new(
+                    ErrorKind::Grammar,
+                    format!(
+                        "entry {name:?} of format {:?} accepts no output",
+                        opts.format.name
+                    ),
+                )),
+                s => Ok((name.clone(), s)),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let machine = Machine {
+            dfa,
+            entries,
+            specials,
+            relaxed,
+            regions,
+            labels,
+            names,
+        };
+        Ok((machine, stats, phases))
+    }
 }
 
 impl Machine {

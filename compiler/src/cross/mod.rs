@@ -32,6 +32,7 @@
 //! deduplicated per thread and then numbered in state order, so the result
 //! does not depend on timing or on the number of threads.
 
+mod on_demand;
 mod regions;
 mod trie;
 
@@ -43,6 +44,7 @@ use crate::automaton::dfa::{Dfa, DEAD};
 use crate::automaton::machine::ToolNames;
 use crate::error::{Error, ErrorKind};
 use crate::vocab::{TokenText, Vocab};
+pub use on_demand::{OnDemand, Step};
 use regions::{RegionCache, Walks};
 use trie::TokenTrie;
 
@@ -57,6 +59,8 @@ pub struct Prepared {
     /// Whether walks go through regions; off only to check that they
     /// change nothing.
     use_regions: bool,
+    /// Per byte, whether some text token is that byte alone.
+    single: [bool; 256],
     /// The artifact's TOKENS section and the vocabulary's fingerprint,
     /// which the writer would otherwise rebuild per compile.
     pub tokens: tooldec_runtime::codec::TokensBuilder,
@@ -68,8 +72,10 @@ impl Prepared {
     /// The trie of `text`'s tokens, and an empty region cache holding at
     /// most about `cache_bytes`.
     pub fn new(text: &TokenText<'_>, vocab: &Vocab, cache_bytes: usize) -> Prepared {
+        let trie = TokenTrie::new(text);
         Prepared {
-            trie: TokenTrie::new(text),
+            single: trie.single_bytes(),
+            trie,
             regions: RegionCache::new(cache_bytes),
             use_regions: true,
             tokens: crate::artifact::write::token_table(text),
@@ -445,27 +451,8 @@ impl Cross<'_> {
     /// inside the region come grouped by the state they end in
     /// ([`Found::Inside`]). Each token is
     /// seen once, as in the plain walk. Returns the trie nodes visited.
-    fn walk(&self, s: u32, stack: &mut Vec<u32>, mut f: impl FnMut(u32, Found<'_>)) -> usize {
-        let Some((part, states)) = self.walks.get(s) else {
-            return self
-                .trie
-                .walk_with(self.dfa, s, stack, |next, ids| f(next, Found::Ids(ids)));
-        };
-        for (q, toks) in &part.ends {
-            f(states[*q as usize], Found::Inside(toks));
-        }
-        let mut visited = 0;
-        for &(node, q) in &part.exits {
-            let node = node as usize;
-            let to = self.trie.end[node] as usize;
-            let before = states[q as usize];
-            visited += self
-                .trie
-                .walk_subtree(self.dfa, node, to, before, stack, |next, ids| {
-                    f(next, Found::Ids(ids))
-                });
-        }
-        visited
+    fn walk(&self, s: u32, stack: &mut Vec<u32>, f: impl FnMut(u32, Found<'_>)) -> usize {
+        walk_from(self.trie, self.dfa, self.walks.get(s), s, stack, f)
     }
 
     /// Fails on the first served state with no token at all: the
@@ -633,6 +620,36 @@ impl Cross<'_> {
             lower,
         }
     }
+}
+
+/// The walk of `s`'s tokens over `trie`, through `region` (the inside walk
+/// of `s`'s region and its states in key order) when `s` has one: `f` gets
+/// the tokens that stay inside grouped by the state they end in, then
+/// each exit's subtree walked plainly. Returns the trie nodes visited.
+fn walk_from(
+    trie: &TokenTrie,
+    dfa: &Dfa,
+    region: Option<(&regions::Inside, &[u32])>,
+    s: u32,
+    stack: &mut Vec<u32>,
+    mut f: impl FnMut(u32, Found<'_>),
+) -> usize {
+    let Some((part, states)) = region else {
+        return trie.walk_with(dfa, s, stack, |next, ids| f(next, Found::Ids(ids)));
+    };
+    for (q, toks) in &part.ends {
+        f(states[*q as usize], Found::Inside(toks));
+    }
+    let mut visited = 0;
+    for &(node, q) in &part.exits {
+        let node = node as usize;
+        let to = trie.end[node] as usize;
+        let before = states[q as usize];
+        visited += trie.walk_subtree(dfa, node, to, before, stack, |next, ids| {
+            f(next, Found::Ids(ids))
+        });
+    }
+    visited
 }
 
 /// The token edges reversed: `n + 1` offsets into the list of each state's

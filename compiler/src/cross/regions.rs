@@ -48,18 +48,18 @@ const WIDE_MOVE: u32 = 4;
 const CODE_DEAD: u32 = 0xFFFF;
 const CODE_EXIT: u32 = 0xFFFE;
 
-/// What the regions of one DFA's states are computed from.
-pub struct Regions<'a> {
-    dfa: &'a Dfa,
+/// What the regions of one DFA's states are computed from (the DFA is
+/// passed to each call, so that an on-demand walk can keep this beside it).
+pub struct Regions {
     /// Per byte class its number of bytes.
     class_bytes: Vec<u32>,
     /// Per state its number of live bytes.
     live: Vec<u32>,
 }
 
-impl<'a> Regions<'a> {
+impl Regions {
     /// The byte counts of `dfa`'s classes and live bytes of its states.
-    pub fn of(dfa: &'a Dfa) -> Regions<'a> {
+    pub fn of(dfa: &Dfa) -> Regions {
         let mut class_bytes = vec![0u32; dfa.n_classes];
         for &c in &dfa.classes {
             class_bytes[c as usize] += 1;
@@ -75,19 +75,15 @@ impl<'a> Regions<'a> {
                     .sum()
             })
             .collect();
-        Regions {
-            dfa,
-            class_bytes,
-            live,
-        }
+        Regions { class_bytes, live }
     }
 
     /// The region of `s`: the states reached from `s` by moves that stay
     /// inside (see [`WIDE_STATE`]), breadth-first in class order, at most
     /// [`MAX_REGION_STATES`], `s` first. `None` when that is `s` alone and
     /// `s` does not move to itself: the plain walk is as cheap.
-    fn region(&self, s: u32) -> Option<Vec<u32>> {
-        let (dfa, k) = (self.dfa, self.dfa.n_classes);
+    fn region(&self, dfa: &Dfa, s: u32) -> Option<Vec<u32>> {
+        let k = dfa.n_classes;
         let mut states = vec![s];
         let mut widths: Vec<(u32, u32)> = Vec::new();
         let mut looped = false;
@@ -125,10 +121,10 @@ impl<'a> Regions<'a> {
     /// [`CODE_DEAD`] or [`CODE_EXIT`]) as `byte << 16 | code`, behind the
     /// run count. The key holds every move between the region's states, so
     /// the walk inside the region is a function of the key.
-    pub fn key(&self, s: u32) -> Option<(Vec<u32>, Vec<u32>)> {
+    pub fn key(&self, dfa: &Dfa, s: u32) -> Option<(Vec<u32>, Vec<u32>)> {
         const UNSET: u32 = u32::MAX;
-        let members = self.region(s)?;
-        let (dfa, k) = (self.dfa, self.dfa.n_classes);
+        let members = self.region(dfa, s)?;
+        let k = dfa.n_classes;
         let mut states = vec![s];
         let mut key = Vec::new();
         // Per byte class, its code from the current state (bytes of one
@@ -200,7 +196,7 @@ impl Walks {
             |range, _| {
                 range
                     .map(|i| {
-                        let (key, states) = regions.key(roots[i])?;
+                        let (key, states) = regions.key(dfa, roots[i])?;
                         Some((cache.inside(&key, trie), states))
                     })
                     .collect::<Vec<_>>()

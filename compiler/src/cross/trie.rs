@@ -62,6 +62,18 @@ impl TokenTrie {
         self.byte.len()
     }
 
+    /// Per byte, whether some token is that byte alone.
+    pub fn single_bytes(&self) -> [bool; 256] {
+        let mut single = [false; 256];
+        // The roots are the depth-1 nodes, each followed by its subtree.
+        let mut i = 0;
+        while i < self.byte.len() {
+            single[self.byte[i] as usize] = !self.tokens(i).is_empty();
+            i = self.end[i] as usize;
+        }
+        single
+    }
+
     /// The tokens that end at node `i`.
     pub(super) fn tokens(&self, i: usize) -> &[u32] {
         &self.toks[self.tok_start[i] as usize..self.tok_start[i + 1] as usize]

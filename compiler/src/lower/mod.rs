@@ -25,6 +25,16 @@ use json::Lowering;
 /// The whole grammar of a tool set as an [`Expr`], with its entry rules
 /// and the special tokens it uses.
 pub fn lower(set: &ToolSet, opts: &Options, vocab: &Vocab) -> Result<call_format::Lowered, Error> {
+    lower_with(set, opts, vocab, &call_format::Specials::of(vocab))
+}
+
+/// [`lower`] with the vocabulary's special tokens already found.
+pub(crate) fn lower_with(
+    set: &ToolSet,
+    opts: &Options,
+    vocab: &Vocab,
+    specials: &call_format::Specials,
+) -> Result<call_format::Lowered, Error> {
     let mut lowering = Lowering::new(set, opts.json);
     let mut args = Vec::with_capacity(set.tools.len());
     // Tools with the same parameters schema share one argument machine: the
@@ -82,7 +92,7 @@ pub fn lower(set: &ToolSet, opts: &Options, vocab: &Vocab) -> Result<call_format
         args,
         encode: &mut encode,
     };
-    let mut lowered = call_format::lower(&opts.format, &mut parts, vocab)?;
+    let mut lowered = call_format::lower(&opts.format, &mut parts, vocab, specials)?;
     let mut relaxed = std::mem::take(&mut lowering.relaxed);
     for (_, l) in &mut spelled {
         for line in l.relaxed.drain(..) {

@@ -155,7 +155,7 @@ pub struct Lowered {
 struct Lower<'a, 'b> {
     g: &'a Rules,
     tools: &'a mut ToolParts<'b>,
-    specials: HashMap<&'a str, u32>,
+    specials: &'a HashMap<String, u32>,
     eos: &'a [u32],
     used: BTreeSet<u32>,
     rules: HashMap<String, Expr>,
@@ -168,6 +168,29 @@ struct Lower<'a, 'b> {
     rule: String,
 }
 
+/// A vocabulary's special tokens by name: what a format's `<|...|>`
+/// names resolve to. A [`crate::Compiler`] builds it once; finding them
+/// means reading every token.
+#[derive(Debug, Clone, Default)]
+pub struct Specials(HashMap<String, u32>);
+
+impl Specials {
+    /// The special tokens of `vocab`.
+    pub fn of(vocab: &Vocab) -> Specials {
+        Specials(
+            vocab
+                .tokens
+                .iter()
+                .enumerate()
+                .filter_map(|(i, t)| match t {
+                    Token::Special(s) => Some((s.clone(), i as u32)),
+                    _ => None,
+                })
+                .collect(),
+        )
+    }
+}
+
 /// Lowers `format` for these tools and this vocabulary; where the
 /// vocabulary's decoder drops a leading space (`Vocab::leading_space`),
 /// each entry may begin with one.
@@ -175,17 +198,10 @@ pub(crate) fn lower(
     format: &CallFormat,
     tools: &mut ToolParts<'_>,
     vocab: &Vocab,
+    specials: &Specials,
 ) -> Result<Lowered, Error> {
     let g = &format.grammar;
-    let specials = vocab
-        .tokens
-        .iter()
-        .enumerate()
-        .filter_map(|(i, t)| match t {
-            Token::Special(s) => Some((s.as_str(), i as u32)),
-            _ => None,
-        })
-        .collect();
+    let specials = &specials.0;
     let mut l = Lower {
         g,
         tools,

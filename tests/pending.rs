@@ -1,0 +1,258 @@
+//! [`Compiler::start`]: the masks served before the artifact is there,
+//! computed on demand from the grammar's DFA, are the artifact's bit for
+//! bit, and so is every accept or refusal; where only the artifact can
+//! tell (a tight budget), the matcher moves to it and goes on unchanged.
+
+use std::sync::Arc;
+
+use tooldec_compiler::spec::{self, ToolSet};
+use tooldec_compiler::vocab::Vocab;
+use tooldec_compiler::{CallFormat, Compiler, Options, PendingMatcher};
+use tooldec_runtime::layout::mask_words;
+use tooldec_testkit::walk::{seed, SplitMix64, Walker};
+use tooldec_testkit::{bfcl, data_dir, data_file, example};
+
+fn opts(format: &str) -> Options {
+    Options {
+        format: CallFormat::load(format).unwrap(),
+        ..Options::default()
+    }
+}
+
+/// Counts of what the comparisons covered.
+#[derive(Default, Debug)]
+struct Seen {
+    /// Masks served early and compared.
+    early_masks: usize,
+    /// Matchers that had to move to the artifact (a budget the byte bound
+    /// could not decide).
+    moved: usize,
+}
+
+/// Walks `walks` random complete outputs of `set`'s artifact, each with a
+/// matcher of a deferred compile (so nothing moves it to the artifact but
+/// its own need) beside the artifact's matcher, and requires equal masks
+/// and equal answers for the walk's tokens and for random other tokens.
+fn compare(
+    compiler: &Arc<Compiler>,
+    set: &ToolSet,
+    o: &Options,
+    budgets: &[Option<u32>],
+    walks: usize,
+    label: &str,
+    seen: &mut Seen,
+) {
+    let want = compiler.build(set, o).unwrap();
+    let g = want.grammar.grammar();
+    let vocab_len = compiler.vocab().len();
+    let words = g.mask_words();
+    let mut walker = Walker::new(&g, vocab_len);
+    let (mut a, mut b) = (vec![0u32; words], vec![0u32; words]);
+    for (w, budget) in (0..walks).flat_map(|w| budgets.iter().map(move |b| (w, *b))) {
+        let mut rng = SplitMix64::new(seed(label, w as u64, budget.unwrap_or(0) as u64));
+        let start = match budget {
+            None => g.matcher(),
+            Some(n) => match g.matcher_with_budget(n) {
+                Ok(m) => m,
+                Err(_) => continue, // below the fewest tokens: nothing to serve
+            },
+        };
+        let tokens = walker.walk_from(&mut rng, 4000, start).unwrap();
+        let mut art = want.grammar.matcher(None, budget, 0).unwrap();
+        let mut pending = compiler.start_deferred(set, o).unwrap();
+        if pending.is_ready() {
+            // An earlier walk moved to the artifact, which the compiler
+            // kept: forget it, to be served early again.
+            compiler.clear_cache();
+            pending = compiler.start_deferred(set, o).unwrap();
+        }
+        let mut early: PendingMatcher = pending.matcher(None, budget, 0).unwrap();
+        let mut moved = !early.is_early();
+        for (i, &t) in tokens.iter().enumerate() {
+            let was_early = early.is_early();
+            early.fill_mask(&mut a).unwrap();
+            art.fill_mask(&mut b);
+            assert!(
+                a == b,
+                "{label} walk {w} budget {budget:?} step {i}: the mask served {} differs from the artifact's",
+                if was_early { "early" } else { "after moving" }
+            );
+            if was_early && early.is_early() {
+                seen.early_masks += 1;
+            }
+            // A refused or allowed token elsewhere answers alike, without
+            // moving either matcher.
+            let probe = rng.below(vocab_len as u64) as u32;
+            let allowed = b[(probe >> 5) as usize] >> (probe & 31) & 1 == 1;
+            if !allowed {
+                assert!(
+                    !early.accept_token(probe).unwrap(),
+                    "{label} step {i}: token {probe} accepted early, refused by the artifact"
+                );
+            }
+            let (x, y) = (early.accept_token(t).unwrap(), art.accept_token(t));
+            assert!(
+                x && y,
+                "{label} walk {w} step {i}: token {t} accepted early {x}, by the artifact {y}"
+            );
+            moved |= !early.is_early();
+        }
+        assert!(early.is_terminated() && art.is_terminated());
+        seen.moved += moved as usize;
+    }
+}
+
+#[test]
+fn early_masks_are_the_artifacts_for_every_shipped_format() {
+    let vocab = Vocab::builtin_gpt2().unwrap();
+    let compiler = Arc::new(Compiler::new(vocab));
+    let sets = [("weather", example("weather.json"))];
+    let mut seen = Seen::default();
+    for format in CallFormat::shipped_names() {
+        for (name, set) in &sets {
+            let o = opts(format);
+            let label = format!("{format} {name}");
+            compare(
+                &compiler,
+                set,
+                &o,
+                &[None, Some(12), Some(200)],
+                2,
+                &label,
+                &mut seen,
+            );
+        }
+    }
+    eprintln!("{seen:?}");
+    // Unbudgeted walks are served early all the way; tight budgets move.
+    assert!(seen.early_masks > 1000, "{seen:?}");
+    assert!(seen.moved > 0, "no budget needed the artifact: {seen:?}");
+}
+
+#[test]
+fn a_started_compile_lands_and_is_kept() {
+    let vocab = Vocab::builtin_gpt2().unwrap();
+    let compiler = Arc::new(Compiler::new(vocab));
+    let set = example("weather.json");
+    let o = opts("hermes");
+    let pending = compiler.start(&set, &o).unwrap();
+    let mut m = pending.matcher(None, None, 4).unwrap();
+    let mut mask = vec![0u32; mask_words(compiler.vocab().len() as u32)];
+    m.fill_mask(&mut mask).unwrap();
+    let loaded = pending.wait().unwrap();
+    let want = compiler.build(&set, &o).unwrap();
+    assert!(loaded.grammar.artifact().payload() == want.grammar.artifact().payload());
+    // The first mask was the artifact's, whenever it was served.
+    let mut first = vec![0u32; mask.len()];
+    want.grammar.grammar().matcher().fill_mask(&mut first);
+    assert!(mask == first);
+    // The landed artifact is kept: the same set starts ready.
+    assert!(compiler.start(&set, &o).unwrap().is_ready());
+    // A matcher picks the artifact up on its next call.
+    m.fill_mask(&mut mask).unwrap();
+    assert!(!m.is_early());
+}
+
+#[test]
+fn rollback_before_and_after_the_artifact() {
+    let vocab = Vocab::builtin_gpt2().unwrap();
+    let compiler = Arc::new(Compiler::new(vocab));
+    let set = example("weather.json");
+    let o = opts("hermes");
+    let want = compiler.build(&set, &o).unwrap();
+    let g = want.grammar.grammar();
+    let tokens = Walker::new(&g, compiler.vocab().len())
+        .walk(&mut SplitMix64::new(7), 4000)
+        .unwrap();
+    let pending = compiler.start_deferred(&set, &o).unwrap();
+    let mut m = pending.matcher(None, None, 3).unwrap();
+    let mut art = want.grammar.matcher(None, None, 3).unwrap();
+    let half = tokens.len() / 2;
+    for &t in &tokens[..half] {
+        assert!(m.accept_token(t).unwrap() && art.accept_token(t));
+    }
+    assert!(!m.rollback(4), "beyond the rollback capacity");
+    assert!(m.rollback(2) && art.rollback(2));
+    for &t in &tokens[half - 2..half] {
+        assert!(m.accept_token(t).unwrap() && art.accept_token(t));
+    }
+    // Moving to the artifact keeps the history: three tokens back.
+    let mut m = m.into_matcher().unwrap();
+    assert!(m.rollback(3) && art.rollback(3));
+    assert!(!m.rollback(1));
+    let (mut a, mut b) = (vec![0u32; g.mask_words()], vec![0u32; g.mask_words()]);
+    m.fill_mask(&mut a);
+    art.fill_mask(&mut b);
+    assert!(a == b);
+}
+
+#[test]
+fn a_short_mask_buffer_is_an_error_early_and_late() {
+    let vocab = Vocab::builtin_gpt2().unwrap();
+    let compiler = Arc::new(Compiler::new(vocab));
+    let set = example("weather.json");
+    let pending = compiler.start_deferred(&set, &opts("hermes")).unwrap();
+    let mut m = pending.matcher(None, None, 0).unwrap();
+    let e = m.fill_mask(&mut [0u32; 3]).unwrap_err();
+    assert!(
+        m.is_early(),
+        "a short buffer must not wait for the artifact"
+    );
+    assert!(e.message().contains("3 words"), "{e}");
+    pending.wait().unwrap();
+    let e = m.fill_mask(&mut [0u32; 3]).unwrap_err();
+    assert!(!m.is_early() && e.message().contains("3 words"), "{e}");
+}
+
+#[test]
+fn start_reports_schema_errors_at_once() {
+    let vocab = Vocab::builtin_gpt2().unwrap();
+    let compiler = Arc::new(Compiler::new(vocab));
+    let bad = spec::parse(
+        "bad.json",
+        r#"[{"name": "f", "parameters": {"type": "object", "properties": {"x": {"type": "string", "pattern": "(a"}}}}]"#,
+    )
+    .unwrap();
+    let Err(e) = compiler.start(&bad, &opts("hermes")) else {
+        panic!("a contradictory schema started");
+    };
+    assert!(e.message().contains("/properties/x"), "{e}");
+}
+
+#[test]
+fn bfcl_early_masks_with_real_tokenizers() {
+    let Some(_) = data_dir() else {
+        eprintln!("TOOLDEC_DATA is unset: skipping the real-tokenizer comparison");
+        return;
+    };
+    let sets = bfcl::load_sets(&data_file("tools/bfcl/BFCL_v4_parallel_multiple.json"));
+    let mut seen = Seen::default();
+    for (tok, format) in [
+        ("llama-3.2", "hermes"),
+        ("qwen2.5", "qwen3-coder"),
+        ("gpt-oss", "gpt-oss"),
+    ] {
+        let vocab = Vocab::from_tokenizer_json(
+            &data_file(&format!("tokenizers/{tok}/tokenizer.json")),
+            &[],
+        )
+        .unwrap();
+        let compiler = Arc::new(Compiler::new(vocab));
+        let o = opts(format);
+        for s in sets.iter().step_by(40) {
+            let set = spec::parse(&s.id, &s.text).unwrap();
+            let label = format!("{tok} {format} {}", s.id);
+            compare(
+                &compiler,
+                &set,
+                &o,
+                &[None, Some(300)],
+                1,
+                &label,
+                &mut seen,
+            );
+        }
+    }
+    eprintln!("{seen:?}");
+    assert!(seen.early_masks > 100, "{seen:?}");
+}
