@@ -30,7 +30,9 @@ pub struct tooldec_artifact {
 }
 
 impl tooldec_artifact {
-    fn new(shared: SharedGrammar) -> tooldec_artifact {
+    /// A handle for a loaded grammar (from a file, a buffer or the
+    /// compiler: the grammar is shared, not copied).
+    pub(crate) fn new(shared: SharedGrammar) -> tooldec_artifact {
         let g = shared.grammar();
         let meta = c_string(g.metadata());
         let entries = g.entries().map(|(name, _)| c_string(name)).collect();
@@ -125,13 +127,13 @@ pub unsafe extern "C" fn tooldec_artifact_open(
 }
 
 #[cfg(unix)]
-fn c_path(path: &CStr) -> PathBuf {
+pub(crate) fn c_path(path: &CStr) -> PathBuf {
     use std::os::unix::ffi::OsStrExt;
     PathBuf::from(std::ffi::OsStr::from_bytes(path.to_bytes()))
 }
 
 #[cfg(not(unix))]
-fn c_path(path: &CStr) -> PathBuf {
+pub(crate) fn c_path(path: &CStr) -> PathBuf {
     PathBuf::from(path.to_string_lossy().into_owned())
 }
 
@@ -295,6 +297,31 @@ pub unsafe extern "C" fn tooldec_artifact_token_bytes(
         }
         TOOLDEC_OK
     })
+}
+
+/// The artifact's payload: the uncompressed bytes it serves from, what
+/// `tooldec-compile --uncompressed` writes. Returns a pointer to them and
+/// stores their number in `*len`; they live as long as the handle. An
+/// artifact from `tooldec_compiler_compile` written to a file this way
+/// loads later with `tooldec_artifact_open` (or `_from_buffer`) without
+/// compiling again. NULL (and `*len` = 0) for a NULL handle.
+///
+/// Thread safety: any thread (read-only).
+///
+/// # Safety
+/// `a` is NULL or a live handle; `len` is NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn tooldec_artifact_payload(
+    a: *const tooldec_artifact,
+    len: *mut usize,
+) -> *const u8 {
+    let (ptr, n) = query(a, (std::ptr::null(), 0), |a| {
+        let p = a.shared.artifact().payload();
+        (p.as_ptr(), p.len())
+    });
+    // SAFETY: `len` is NULL or writable (the contract above).
+    unsafe { put(len, n) };
+    ptr
 }
 
 /// The metadata the compiler recorded (UTF-8 JSON: format, tools,

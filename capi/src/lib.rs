@@ -1,9 +1,14 @@
-//! The C ABI of the tooldec runtime: `libtooldec.so` / `libtooldec.a` and
-//! the header `include/tooldec.h` (generated from this crate by cbindgen;
-//! `header_is_current` checks that the committed copy matches).
+//! The C ABI of the tooldec runtime and compiler: `libtooldec.so` /
+//! `libtooldec.a` and the header `include/tooldec.h` (generated from this
+//! crate by cbindgen; `header_is_current` checks that the committed copy
+//! matches).
 //!
-//! Two opaque handles:
+//! Three opaque handles:
 //!
+//! - [`tooldec_compiler`](crate::tooldec_compiler): a compiler bound to
+//!   one tokenizer's vocabulary, held for an engine's lifetime, that
+//!   compiles tool lists into artifacts in memory (`compile.rs`).
+//!   Thread-safe: one serves every thread.
 //! - [`tooldec_artifact`]: a loaded, validated artifact (an `Arc`'d
 //!   [`SharedGrammar`]). Read-only after loading: share one between all
 //!   threads and requests.
@@ -15,9 +20,10 @@
 //! Every function checks its pointers, catches panics (nothing unwinds
 //! into C) and reports failure as a [`tooldec_status`]. Functions that
 //! act on a matcher leave a message on it ([`tooldec_matcher_last_error`]);
-//! functions without a handle to hold one (loading, creating a matcher,
-//! the batched fill, the vocabulary checks) write it into a buffer the
-//! caller passes (`err`, `err_len`; both may be NULL / 0).
+//! functions without a handle to hold one (loading, creating a compiler or
+//! a matcher, compiling, the batched fill, the vocabulary checks) write it
+//! into a buffer the caller passes (`err`, `err_len`; both may be NULL /
+//! 0).
 //!
 //! Serving (filling masks, accepting, validating, rolling back) never
 //! allocates: the history is allocated once when the matcher is created,
@@ -34,12 +40,14 @@ use std::ffi::{c_char, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 mod artifact;
+mod compile;
 mod fingerprint;
 mod matcher;
 mod message;
 mod read;
 
 pub use artifact::*;
+pub use compile::*;
 pub use fingerprint::*;
 pub use matcher::*;
 pub use read::*;
@@ -56,14 +64,16 @@ pub enum tooldec_status {
     /// An argument is out of range or malformed (a name that is not UTF-8,
     /// a stride below the row width, a length that overflows).
     TOOLDEC_ERR_INVALID = 2,
-    /// The artifact could not be read, decompressed or validated.
+    /// The artifact could not be read, decompressed or validated; or the
+    /// tokenizer of a compiler being created could not be read or used.
     TOOLDEC_ERR_LOAD = 3,
     /// An output buffer is smaller than the result: a mask buffer of
     /// fewer words than the artifact's mask width.
     TOOLDEC_ERR_BUFFER_TOO_SMALL = 4,
     /// The artifact's format has no entry point of that name.
     TOOLDEC_ERR_NO_ENTRY = 5,
-    /// The token budget is too small to complete the output from here.
+    /// The token budget is too small to complete the output from here (or,
+    /// compiling, `max_tokens` is below the shortest complete output).
     TOOLDEC_ERR_BUDGET = 6,
     /// A token is not allowed here (its mask bit is clear); the matcher is
     /// unchanged.
@@ -76,6 +86,9 @@ pub enum tooldec_status {
     /// An internal error (a bug in tooldec) was caught at the boundary.
     /// Free the handle it happened on.
     TOOLDEC_ERR_PANIC = 10,
+    /// The compiler refused the tool list (malformed, a schema it cannot
+    /// express, a bound exceeded): the message names the place.
+    TOOLDEC_ERR_COMPILE = 11,
 }
 
 pub use tooldec_status::*;
@@ -115,6 +128,7 @@ pub extern "C" fn tooldec_status_name(status: i32) -> *const c_char {
         8 => c"TOOLDEC_ERR_ROLLBACK",
         9 => c"TOOLDEC_ERR_VOCABULARY",
         10 => c"TOOLDEC_ERR_PANIC",
+        11 => c"TOOLDEC_ERR_COMPILE",
         _ => c"TOOLDEC_UNKNOWN",
     };
     name.as_ptr()

@@ -1,7 +1,9 @@
 //! A C program (`tests/c/walk.c`, compiled here with the system C compiler
 //! against `libtooldec.a`) walks tool calls token by token through the C
 //! ABI; every line it prints is compared with what the Rust API gives for
-//! the same operation.
+//! the same operation. It walks artifacts it loads from files, and one it
+//! compiles in the process (`tooldec_compiler_compile`), whose bytes must
+//! be the Rust compiler's.
 //!
 //! The Rust side writes the script: seeded walks that pick each token
 //! among those the Rust mask allows (half of the time the one that brings
@@ -624,6 +626,51 @@ fn error_lines(g: &Grammar<'_>) -> Vec<Want> {
     ]
 }
 
+/// The expected lines of walk.c's `compile_errors` operation (`g`: the
+/// artifact walked, compiled for the built-in GPT-2 vocabulary).
+fn compile_error_lines(g: &Grammar<'_>) -> Vec<Want> {
+    let l = |s: &str| Want::Line(s.to_string());
+    let pointer = "(at /0/function/parameters/properties/x/type)";
+    vec![
+        msg(
+            "ce open_missing 3 1",
+            &["/does/not/tokenizer.json", "cannot read it"],
+        ),
+        l("ce open_null 1"),
+        msg("ce gpt2_bad_eos 3 1", &["<|nope|>"]),
+        msg("ce gpt2_null_eos 1", &["eos[1] is NULL"]),
+        l("ce gpt2_nullout 1"),
+        msg(
+            "ce text_no_eos 2",
+            &["mine: no end-of-sequence token given"],
+        ),
+        Want::Line(format!(
+            "ce compiler {} 1 {} 0 1 cache=0",
+            g.token_count(),
+            g.eos_tokens()[0]
+        )),
+        msg("ce bad_type 11 1", &["tools:1:", pointer, "strng"]),
+        msg("ce bad_json 11", &["tools:1:", "invalid JSON"]),
+        msg("ce not_utf8 2", &["tools is not UTF-8 (at byte 1)"]),
+        msg(
+            "ce bad_key 2",
+            &["options: unknown key \"max-tokens\" (did you mean \"max_tokens\"?)"],
+        ),
+        msg("ce bad_format 2", &["unknown format \"nope\""]),
+        msg("ce budget 6", &["--max-tokens 2 is too small"]),
+        msg(
+            "ce options_json 2",
+            &["options: invalid JSON", "line 1 column"],
+        ),
+        l("ce null 1 1 1 1"),
+        l("ce again 0 1 1 1"),
+        l("ce cleared 0 0 1 1"),
+        l("ce outlives 0 start"),
+        l("ce null_compiler 0 0 1 0 1 1"),
+        l("ce status_name TOOLDEC_ERR_COMPILE"),
+    ]
+}
+
 fn info_line(g: &Grammar<'_>) -> String {
     let eos = g
         .eos_tokens()
@@ -655,12 +702,31 @@ fn walk_program() -> &'static Path {
     })
 }
 
-/// Writes the script for `artifact`, runs walk.c on it and compares.
-fn check(artifact: &Path, seed: u64, walks: usize) {
+/// What walk.c walks.
+enum Source<'a> {
+    /// An artifact file it opens.
+    File(&'a Path),
+    /// A tool list it compiles in the process for the built-in GPT-2
+    /// vocabulary with the options JSON `options`; `want` is the payload
+    /// the Rust compiler writes for them, which the script's expectations
+    /// are computed from and which walk.c's payload must equal.
+    Compiled {
+        tools: &'a Path,
+        options: &'a str,
+        want: Vec<u8>,
+    },
+}
+
+/// Writes the script for `source`, runs walk.c on it and compares.
+fn check(source: Source<'_>, seed: u64, walks: usize) {
     let t0 = Instant::now();
     let program = walk_program();
     let compiled = t0.elapsed();
-    let art = Artifact::open(artifact).expect("the artifact loads");
+    let art = match &source {
+        Source::File(path) => Artifact::open(path),
+        Source::Compiled { want, .. } => Artifact::from_bytes(want),
+    }
+    .expect("the artifact loads");
     let g = art.grammar();
     let mut sc = Script::new(&g);
     let mut rng = Rng::new(seed);
@@ -718,12 +784,39 @@ fn check(artifact: &Path, seed: u64, walks: usize) {
         sc.walk(&mut rng, entry, budget, cap);
     }
 
+    if let Source::Compiled { .. } = source {
+        sc.ops.push_str("compile_errors\n");
+        sc.want.extend(compile_error_lines(&g));
+    }
+
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let name = artifact.file_stem().unwrap().to_string_lossy();
+    let name = match &source {
+        Source::File(path) => path.file_stem().unwrap().to_string_lossy().into_owned(),
+        Source::Compiled { tools, .. } => {
+            format!("compiled-{}", tools.file_stem().unwrap().to_string_lossy())
+        }
+    };
     let script = dir.join(format!("capi-walk-{name}.txt"));
     common::write_file(&script, sc.ops.as_bytes());
     let t1 = Instant::now();
-    let out = run(program, &[artifact, &script]);
+    let out = match &source {
+        Source::File(path) => run(program, &[path, &script]),
+        Source::Compiled { tools, options, .. } => {
+            let options_file = dir.join(format!("capi-walk-{name}-options.json"));
+            common::write_file(&options_file, options.as_bytes());
+            let payload = dir.join(format!("capi-walk-{name}.payload"));
+            run(
+                program,
+                &[
+                    Path::new("--compile"),
+                    tools,
+                    &options_file,
+                    &payload,
+                    &script,
+                ],
+            )
+        }
+    };
     let ran = t1.elapsed();
 
     let got: Vec<&str> = out.lines().collect();
@@ -752,6 +845,17 @@ fn check(artifact: &Path, seed: u64, walks: usize) {
         );
     }
     assert_eq!(got.len(), sc.want.len(), "walk.c printed extra lines");
+    if let Source::Compiled { want, .. } = &source {
+        let payload = dir.join(format!("capi-walk-{name}.payload"));
+        let written = std::fs::read(&payload).expect("walk.c wrote the payload");
+        assert!(
+            written == *want,
+            "the payload compiled through the C ABI ({} bytes) differs from the Rust compiler's \
+             ({} bytes)",
+            written.len(),
+            want.len()
+        );
+    }
     assert!(sc.completed > 0, "no walk completed a call");
     eprintln!(
         "{name}: {walks} walks ({} complete calls), {} tokens accepted, {} masks and {} lines compared; \
@@ -774,7 +878,7 @@ fn show(want: &Want) -> String {
 
 #[test]
 fn c_walks_the_golden_artifact() {
-    check(&common::golden_artifact(), 0x7001_dec0, 40);
+    check(Source::File(&common::golden_artifact()), 0x7001_dec0, 40);
 }
 
 #[test]
@@ -784,5 +888,37 @@ fn c_walks_a_padded_hermes_artifact_with_a_default_budget() {
     let g = art.grammar();
     assert!(g.mask_width() > g.token_count(), "the mask width is padded");
     assert_eq!(g.max_tokens(), Some(common::HERMES_MAX_TOKENS));
-    check(&path, 0xba7c_4e55, 30);
+    check(Source::File(&path), 0xba7c_4e55, 30);
+}
+
+/// walk.c compiles the weather tools itself (hermes, a padded mask width,
+/// a default budget), writes the payload, and walks the compiled artifact:
+/// the payload is the one-off compile's, byte for byte, and every line is
+/// the Rust API's.
+#[test]
+fn c_compiles_in_the_process_and_walks_the_artifact() {
+    use tooldec_compiler::{compile, spec, vocab::Vocab, CallFormat, Options};
+    let tools = common::capi_dir().join("../grammars/examples/weather.json");
+    let text = std::fs::read_to_string(&tools).expect("weather.json");
+    let set = spec::parse("tools", &text).expect("weather.json parses");
+    let opts = Options {
+        format: CallFormat::load("hermes").expect("the shipped hermes format"),
+        mask_width: Some(50304),
+        max_tokens: Some(120),
+        zstd_level: None,
+        ..Options::default()
+    };
+    let vocab = Vocab::builtin_gpt2().expect("the built-in GPT-2 vocabulary");
+    let want = compile(&set, &vocab, &opts, &mut |_| {})
+        .expect("weather.json compiles")
+        .artifact;
+    check(
+        Source::Compiled {
+            tools: &tools,
+            options: r#"{"format": "hermes", "vocab_size": 50304, "max_tokens": 120}"#,
+            want,
+        },
+        0xc0de_c0de,
+        30,
+    );
 }

@@ -87,3 +87,47 @@ fn help_names_every_shipped_format() {
         );
     }
 }
+
+/// `tooldec_cli::compile::run`, what the binary and the Python console
+/// script call, returns the exit code the binary exits with and writes the
+/// same artifact, for a success, `--version`, a bad flag, a missing tool
+/// list and a compile error; it never exits the process (this test goes on).
+#[test]
+fn run_in_the_process_is_the_binary() {
+    let tmp = std::env::temp_dir();
+    let pid = std::process::id();
+    let weather = root().join("grammars/examples/weather.json");
+    let weather = weather.to_str().unwrap();
+    let cases: Vec<Vec<&str>> = vec![
+        vec![weather, "-q", "--format", "hermes", "--max-tokens", "96"],
+        vec!["--version"],
+        vec![weather, "--bogus"],
+        vec!["/does/not/exist.json"],
+        vec![weather, "--max-tokens", "5"],
+    ];
+    for (i, args) in cases.iter().enumerate() {
+        let by_bin = tmp.join(format!("tooldec-cli-{pid}-run-{i}-bin.tdm"));
+        let by_run = tmp.join(format!("tooldec-cli-{pid}-run-{i}-lib.tdm"));
+        let bin = Command::new(env!("CARGO_BIN_EXE_tooldec-compile"))
+            .args(args)
+            .arg("-o")
+            .arg(&by_bin)
+            .output()
+            .unwrap();
+        let argv = std::iter::once("tooldec-compile".as_ref())
+            .chain(args.iter().map(std::ffi::OsStr::new))
+            .chain(["-o".as_ref(), by_run.as_os_str()]);
+        let code = tooldec_cli::compile::run(argv);
+        assert_eq!(
+            Some(i32::from(code)),
+            bin.status.code(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&bin.stderr)
+        );
+        let written = (std::fs::read(&by_bin).ok(), std::fs::read(&by_run).ok());
+        std::fs::remove_file(&by_bin).ok();
+        std::fs::remove_file(&by_run).ok();
+        assert_eq!(written.0.is_some(), code == 0 && i == 0, "{args:?}");
+        assert!(written.0 == written.1, "{args:?}: the artifacts differ");
+    }
+}

@@ -1009,6 +1009,7 @@ fn fill_next_token_bitmask_batch(
     Ok(())
 }
 
+mod cli;
 mod compile;
 mod fingerprint;
 
@@ -1024,6 +1025,7 @@ fn _tooldec(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m
     )?)?;
     m.add_function(wrap_pyfunction!(fill_next_token_bitmask_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::compile_main, m)?)?;
     m.add("DEFAULT_MAX_ROLLBACK", DEFAULT_MAX_ROLLBACK)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

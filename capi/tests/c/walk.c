@@ -3,6 +3,14 @@
  * one line per operation, for tests/c_walk.rs to compare with the Rust API.
  *
  *   walk ARTIFACT SCRIPT
+ *   walk --compile TOOLS OPTIONS OUT SCRIPT
+ *
+ * The second form compiles the tool list in the file TOOLS in the process
+ * (tooldec_compiler_gpt2, then tooldec_compiler_compile with the options
+ * JSON in the file OPTIONS), frees the compiler, writes the artifact's
+ * payload to OUT (which the errors and orphan operations reopen, and the
+ * test compares with the Rust compiler's bytes) and runs the script on the
+ * compiled artifact.
  *
  * The script is whitespace-separated words. Matchers live in numbered
  * slots. Operations (and what they print):
@@ -26,6 +34,7 @@
  *   budget S N|-              budget STATUS [| message]
  *   orphan                    orphan STATUS HASH   (a matcher used after its artifact handle was freed)
  *   errors                    e NAME ... lines: the error paths, NULL handles included
+ *   compile_errors            ce NAME ... lines: the compiler's error paths, its cache, NULL handles
  *
  * HASH is FNV-1a (64-bit) over the 32-bit words, each word XORed in whole.
  * "clean" says that no bit at or beyond the tokenizer's token count is set
@@ -51,6 +60,31 @@ static size_t n_tokens;
 static void die(const char *what) {
     fprintf(stderr, "walk: %s\n", what);
     exit(2);
+}
+
+/* The whole file at `path`, NUL-terminated (not counted in *len). */
+static char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        die("cannot open an input file");
+    }
+    char *data = NULL;
+    size_t n = 0, cap = 0, got;
+    do {
+        if (n + 1 >= cap) {
+            cap = cap ? 2 * cap : 65536;
+            data = realloc(data, cap);
+            if (!data) {
+                die("out of memory");
+            }
+        }
+        got = fread(data + n, 1, cap - n - 1, f);
+        n += got;
+    } while (got > 0);
+    fclose(f);
+    data[n] = 0;
+    *len = n;
+    return data;
 }
 
 static uint64_t fnv(const uint32_t *w, size_t n) {
@@ -649,17 +683,155 @@ static void op_errors(void) {
     printf("e version %s\n", tooldec_version());
 }
 
-int main(int argc, char **argv) {
-    if (argc != 3) {
-        die("usage: walk ARTIFACT SCRIPT");
-    }
-    artifact_path = argv[1];
+/* The compiler's error paths, its cache and NULL handles; a compiler of
+ * its own (the built-in GPT-2 vocabulary, EOS given by id). */
+static void op_compile_errors(void) {
     char err[512];
-    if (tooldec_artifact_open(artifact_path, &art, err, sizeof err) != TOOLDEC_OK) {
+    tooldec_status st;
+    tooldec_compiler *c = (tooldec_compiler *)1;
+    tooldec_artifact *a = (tooldec_artifact *)1;
+
+    /* Creating. */
+    st = tooldec_compiler_open("/does/not/tokenizer.json", NULL, 0, TOOLDEC_DEFAULT_CACHE_BYTES, &c,
+                               err, sizeof err);
+    printf("ce open_missing %d %d | %s\n", (int)st, c == NULL, err);
+    printf("ce open_null %d\n", (int)tooldec_compiler_open(NULL, NULL, 0, 0, &c, NULL, 0));
+    const char *bad_eos[] = {"<|nope|>"};
+    c = (tooldec_compiler *)1;
+    st = tooldec_compiler_gpt2(bad_eos, 1, 0, &c, err, sizeof err);
+    printf("ce gpt2_bad_eos %d %d | %s\n", (int)st, c == NULL, err);
+    const char *null_eos[] = {"50256", NULL};
+    st = tooldec_compiler_gpt2(null_eos, 2, 0, &c, err, sizeof err);
+    printf("ce gpt2_null_eos %d | %s\n", (int)st, err);
+    printf("ce gpt2_nullout %d\n", (int)tooldec_compiler_gpt2(NULL, 0, 0, NULL, NULL, 0));
+    st = tooldec_compiler_from_tokenizer_json("{}", 2, "mine", NULL, 0, 0, &c, err, sizeof err);
+    printf("ce text_no_eos %d | %s\n", (int)st, err);
+    const char *eos[] = {"50256"};
+    if (tooldec_compiler_gpt2(eos, 1, TOOLDEC_DEFAULT_CACHE_BYTES, &c, err, sizeof err) != TOOLDEC_OK) {
         die(err);
     }
+    size_t n_eos = 0;
+    const uint32_t *eos_ids = tooldec_compiler_eos_tokens(c, &n_eos);
+    uint8_t fp[TOOLDEC_FINGERPRINT_BYTES], art_fp[TOOLDEC_FINGERPRINT_BYTES];
+    tooldec_artifact_vocab_fingerprint(art, art_fp);
+    st = tooldec_compiler_vocab_fingerprint(c, fp);
+    printf("ce compiler %zu %zu %u %d %d cache=%zu\n", tooldec_compiler_token_count(c), n_eos,
+           (unsigned)eos_ids[0], (int)st, !memcmp(fp, art_fp, sizeof fp),
+           tooldec_compiler_cache_bytes(c));
+
+    /* Compiling: a bad tool list, bad text, bad options. */
+    const char *bad_type = "[{\"type\": \"function\", \"function\": {\"name\": \"f\", \"parameters\": "
+                           "{\"type\": \"object\", \"properties\": {\"x\": {\"type\": \"strng\"}}}}}]";
+    st = tooldec_compiler_compile(c, bad_type, strlen(bad_type), NULL, &a, err, sizeof err);
+    printf("ce bad_type %d %d | %s\n", (int)st, a == NULL, err);
+    const char *cut = "[{\"name\": \"f\",";
+    st = tooldec_compiler_compile(c, cut, strlen(cut), NULL, &a, err, sizeof err);
+    printf("ce bad_json %d | %s\n", (int)st, err);
+    st = tooldec_compiler_compile(c, "[\xff]", 3, NULL, &a, err, sizeof err);
+    printf("ce not_utf8 %d | %s\n", (int)st, err);
+    /* Not NUL-terminated: only tools_len bytes are read. */
+    const char tiny[] = "[{\"type\": \"function\", \"function\": {\"name\": \"f\", \"parameters\": "
+                        "{\"type\": \"object\", \"properties\": {}}}}]garbage";
+    size_t tiny_len = strlen(tiny) - strlen("garbage");
+    st = tooldec_compiler_compile(c, tiny, tiny_len, "{\"max-tokens\": 3}", &a, err, sizeof err);
+    printf("ce bad_key %d | %s\n", (int)st, err);
+    st = tooldec_compiler_compile(c, tiny, tiny_len, "{\"format\": \"nope\"}", &a, err, sizeof err);
+    printf("ce bad_format %d | %s\n", (int)st, err);
+    st = tooldec_compiler_compile(c, tiny, tiny_len, "{\"max_tokens\": 2}", &a, err, sizeof err);
+    printf("ce budget %d | %s\n", (int)st, err);
+    st = tooldec_compiler_compile(c, tiny, tiny_len, "{\"format\": \"hermes\"", &a, err, sizeof err);
+    printf("ce options_json %d | %s\n", (int)st, err);
+    printf("ce null %d %d %d %d\n",
+           (int)tooldec_compiler_compile(NULL, tiny, tiny_len, NULL, &a, NULL, 0),
+           (int)tooldec_compiler_compile(c, NULL, 5, NULL, &a, NULL, 0),
+           (int)tooldec_compiler_compile(c, tiny, tiny_len, NULL, NULL, NULL, 0), a == NULL);
+
+    /* The cache: the same list with the same options is the same artifact,
+     * shared, not copied; cleared, it is compiled again to the same bytes. */
+    tooldec_artifact *a1, *a2, *a3;
+    const char *opts = "{\"format\": \"hermes\", \"max_tokens\": null}";
+    if (tooldec_compiler_compile(c, tiny, tiny_len, opts, &a1, err, sizeof err) != TOOLDEC_OK) {
+        die(err);
+    }
+    size_t held = tooldec_compiler_cache_bytes(c);
+    st = tooldec_compiler_compile(c, tiny, tiny_len, opts, &a2, err, sizeof err);
+    size_t n1, n2, n3;
+    const uint8_t *p1 = tooldec_artifact_payload(a1, &n1);
+    const uint8_t *p2 = tooldec_artifact_payload(a2, &n2);
+    printf("ce again %d %d %d %d\n", (int)st, held > 0, p1 == p2 && n1 == n2,
+           tooldec_compiler_cache_bytes(c) == held);
+    tooldec_compiler_clear_cache(c);
+    size_t cleared = tooldec_compiler_cache_bytes(c);
+    st = tooldec_compiler_compile(c, tiny, tiny_len, opts, &a3, err, sizeof err);
+    const uint8_t *p3 = tooldec_artifact_payload(a3, &n3);
+    printf("ce cleared %zu %d %d %d\n", cleared, (int)st, p3 != p1,
+           n3 == n1 && !memcmp(p1, p3, n1));
+    tooldec_artifact_free(a1);
+    tooldec_artifact_free(a2);
+    tooldec_compiler_free(c);
+    /* The artifact outlives its compiler. */
+    tooldec_matcher *m = NULL;
+    st = tooldec_matcher_new(a3, NULL, NULL, 0, &m, err, sizeof err);
+    printf("ce outlives %d %s\n", (int)st, tooldec_artifact_entry_name(a3, 0));
+    tooldec_matcher_free(m);
+    tooldec_artifact_free(a3);
+
+    /* NULL handles. */
+    size_t n = 99;
+    const uint32_t *none = tooldec_compiler_eos_tokens(NULL, &n);
+    tooldec_compiler_clear_cache(NULL);
+    tooldec_compiler_free(NULL);
+    printf("ce null_compiler %zu %zu %d %zu %d %d\n", tooldec_compiler_cache_bytes(NULL),
+           tooldec_compiler_token_count(NULL), none == NULL, n,
+           (int)tooldec_compiler_vocab_fingerprint(NULL, fp),
+           tooldec_artifact_payload(NULL, &n) == NULL);
+    printf("ce status_name %s\n", tooldec_status_name(TOOLDEC_ERR_COMPILE));
+}
+
+/* `walk --compile`: compiles TOOLS with the options in OPTIONS for the
+ * built-in GPT-2 vocabulary, frees the compiler, and writes the payload to
+ * OUT. */
+static void compile_artifact(const char *tools_path, const char *options_path, const char *out) {
+    char err[512];
+    tooldec_compiler *c = NULL;
+    if (tooldec_compiler_gpt2(NULL, 0, TOOLDEC_DEFAULT_CACHE_BYTES, &c, err, sizeof err) != TOOLDEC_OK) {
+        die(err);
+    }
+    size_t tools_len, options_len;
+    char *tools = read_file(tools_path, &tools_len);
+    char *options = read_file(options_path, &options_len);
+    if (tooldec_compiler_compile(c, tools, tools_len, options, &art, err, sizeof err) != TOOLDEC_OK) {
+        die(err);
+    }
+    free(tools);
+    free(options);
+    tooldec_compiler_free(c); /* the artifact holds its own grammar */
+    size_t len;
+    const uint8_t *payload = tooldec_artifact_payload(art, &len);
+    FILE *f = fopen(out, "wb");
+    if (!f || fwrite(payload, 1, len, f) != len || fclose(f) != 0) {
+        die("cannot write the payload");
+    }
+    artifact_path = out;
+}
+
+int main(int argc, char **argv) {
+    const char *script_path;
+    if (argc == 6 && !strcmp(argv[1], "--compile")) {
+        compile_artifact(argv[2], argv[3], argv[4]);
+        script_path = argv[5];
+    } else if (argc == 3) {
+        artifact_path = argv[1];
+        char err[512];
+        if (tooldec_artifact_open(artifact_path, &art, err, sizeof err) != TOOLDEC_OK) {
+            die(err);
+        }
+        script_path = argv[2];
+    } else {
+        die("usage: walk ARTIFACT SCRIPT | walk --compile TOOLS OPTIONS OUT SCRIPT");
+    }
     n_tokens = tooldec_artifact_token_count(art);
-    script = fopen(argv[2], "r");
+    script = fopen(script_path, "r");
     if (!script) {
         die("cannot open the script");
     }
@@ -684,6 +856,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(op, "budget")) op_budget();
         else if (!strcmp(op, "orphan")) op_orphan();
         else if (!strcmp(op, "errors")) op_errors();
+        else if (!strcmp(op, "compile_errors")) op_compile_errors();
         else die("unknown operation");
     }
     fclose(script);
