@@ -176,6 +176,14 @@ fn rollback_before_and_after_the_artifact() {
     for &t in &tokens[half - 2..half] {
         assert!(m.accept_token(t).unwrap() && art.accept_token(t));
     }
+    let rest = &tokens[half..];
+    for &t in rest {
+        assert!(m.accept_token(t).unwrap() && art.accept_token(t));
+    }
+    // After the end, EOS again is taken and recorded by both.
+    let eos = compiler.vocab().eos[0];
+    assert!(m.is_terminated() && m.accept_token(eos).unwrap() && art.accept_token(eos));
+    assert!(!m.accept_token(tokens[0]).unwrap() && !art.accept_token(tokens[0]));
     // Moving to the artifact keeps the history: three tokens back.
     let mut m = m.into_matcher().unwrap();
     assert!(m.rollback(3) && art.rollback(3));

@@ -204,6 +204,18 @@ struct Early {
     trail: Vec<(u32, Option<u32>, bool)>,
 }
 
+impl Early {
+    /// Records an accepted token and the position before it, keeping at
+    /// most `rollback` positions.
+    fn record(&mut self, token: u32, before: (u32, Option<u32>, bool), rollback: usize) {
+        self.tokens.push(token);
+        self.trail.push(before);
+        if self.trail.len() > rollback {
+            self.trail.remove(0);
+        }
+    }
+}
+
 impl PendingMatcher {
     /// Whether masks are still computed on demand (the artifact is not
     /// there yet, or not yet picked up).
@@ -250,8 +262,15 @@ impl PendingMatcher {
     pub fn accept_token(&mut self, token: u32) -> Result<bool, Error> {
         self.settle()?;
         if let Now::Early(e) = &mut self.now {
+            let before = (e.state, e.left, e.ended);
             if e.ended {
-                return Ok(self.pending.0.compiler.vocab().eos.contains(&token));
+                // After the end only EOS is taken, spending nothing, and
+                // recorded like any token (as the artifact's matcher does).
+                if !self.pending.0.compiler.vocab().eos.contains(&token) {
+                    return Ok(false);
+                }
+                e.record(token, before, self.rollback);
+                return Ok(true);
             }
             let early = self
                 .pending
@@ -260,7 +279,6 @@ impl PendingMatcher {
                 .as_ref()
                 .expect("early matchers have masks");
             let step = early.step(e.state, token, e.left, self.pending.0.compiler.vocab());
-            let before = (e.state, e.left, e.ended);
             match step {
                 Step::Refused => return Ok(false),
                 Step::To(next) => e.state = next,
@@ -271,11 +289,7 @@ impl PendingMatcher {
                 }
             }
             e.left = e.left.map(|n| n.saturating_sub(1));
-            e.tokens.push(token);
-            e.trail.push(before);
-            if e.trail.len() > self.rollback {
-                e.trail.remove(0);
-            }
+            e.record(token, before, self.rollback);
             return Ok(true);
         }
         match &mut self.now {
