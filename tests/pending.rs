@@ -213,6 +213,19 @@ fn a_short_mask_buffer_is_an_error_early_and_late() {
 }
 
 #[test]
+fn an_unknown_entry_is_a_usage_error() {
+    let vocab = Vocab::builtin_gpt2().unwrap();
+    let compiler = Arc::new(Compiler::new(vocab));
+    let pending = compiler
+        .start_deferred(&example("weather.json"), &opts("hermes"))
+        .unwrap();
+    let Err(e) = pending.matcher(Some("no-such-entry"), None, 0) else {
+        panic!("an unknown entry gave a matcher");
+    };
+    assert_eq!(e.kind(), tooldec_compiler::ErrorKind::Usage, "{e}");
+}
+
+#[test]
 fn start_reports_schema_errors_at_once() {
     let vocab = Vocab::builtin_gpt2().unwrap();
     let compiler = Arc::new(Compiler::new(vocab));

@@ -14,9 +14,8 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use sha2::{Digest, Sha256};
-use tooldec_runtime::SharedGrammar;
-
 use tooldec_runtime::layout::mask_words;
+use tooldec_runtime::SharedGrammar;
 
 use crate::automaton::machine::{finish_tools, front_tools};
 use crate::cross::{OnDemand, Prepared};

@@ -376,7 +376,14 @@ impl PendingMatcher {
         let mut m = loaded
             .grammar
             .matcher(self.entry.as_deref(), self.budget, self.rollback)
-            .map_err(|e| Error::new(ErrorKind::Budget, e.to_string()))?;
+            .map_err(|e| {
+                // A budget below the fewest tokens, or an unknown entry.
+                let kind = match e.budget_shortfall() {
+                    Some(_) => ErrorKind::Budget,
+                    None => ErrorKind::Usage,
+                };
+                Error::new(kind, e.to_string())
+            })?;
         if let Now::Early(e) = &self.now {
             let kept = e.tokens.len() - e.trail.len();
             for (i, &t) in e.tokens.iter().enumerate() {
