@@ -228,8 +228,7 @@ impl Front {
             mut phases,
         } = self;
         let t = timed("minimize", progress);
-        let unminimized = dfa.clone();
-        if !dfa.trim() {
+        if !dfa.prune() {
             return Err(Error::new(
                 ErrorKind::Grammar,
                 "the grammar accepts no output at all",
@@ -237,22 +236,20 @@ impl Front {
         }
         // Name states of different colours are kept apart, so that a
         // one-tool matcher reads each state's colour exactly (DESIGN.md §3).
-        let names = if colors.any() {
-            let trimmed = unminimized.carry_colors(&colors.color, &dfa);
-            let color = dfa.minimize_colored(&trimmed, colors.classes.len());
-            Some(ToolNames {
+        let (new_of, names) = if colors.any() {
+            let (new_of, color) = dfa.minimize_colored(&colors.color);
+            let names = ToolNames {
                 tools: Vec::new(),
                 colors: dfa::NameColors {
                     color,
                     classes: colors.classes,
                 },
-            })
+            };
+            (new_of, Some(names))
         } else {
-            dfa.minimize();
-            None
+            (dfa.minimize(), None)
         };
-        let labels = unminimized.carry_labels(&labels, &dfa);
-        drop(unminimized);
+        let labels = carry_labels(&labels, &new_of, dfa.n_states());
         done("minimize", t, &mut phases, progress);
         let entries = entries
             .iter()
@@ -309,4 +306,20 @@ impl Machine {
         }
         seen
     }
+}
+
+/// The labels of each minimized state: the union of the labels of the
+/// states it stands for (`new_of`: what each old state became).
+fn carry_labels(labels: &[Vec<u32>], new_of: &[u32], n: usize) -> Vec<Vec<u32>> {
+    let mut out: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (l, &m) in labels.iter().zip(new_of) {
+        if m != dfa::UNREACHED && m != dfa::DEAD {
+            out[m as usize].extend_from_slice(l);
+        }
+    }
+    for l in &mut out {
+        l.sort_unstable();
+        l.dedup();
+    }
+    out
 }

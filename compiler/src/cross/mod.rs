@@ -32,6 +32,7 @@
 //! deduplicated per thread and then numbered in state order, so the result
 //! does not depend on timing or on the number of threads.
 
+mod mask_set;
 mod on_demand;
 mod regions;
 mod trie;
@@ -44,6 +45,7 @@ use crate::automaton::dfa::{Dfa, DEAD};
 use crate::automaton::machine::ToolNames;
 use crate::error::{Error, ErrorKind};
 use crate::vocab::{TokenText, Vocab};
+use mask_set::{Building, MaskSet};
 pub use on_demand::{OnDemand, Step};
 use regions::{RegionCache, Walks};
 use trie::TokenTrie;
@@ -215,58 +217,6 @@ pub(crate) fn par_blocks<T: Send, R: Send>(
     (results, states)
 }
 
-/// A thread's distinct masks, found by hash.
-#[derive(Default)]
-struct MaskSet {
-    by_hash: HashMap<u64, Vec<u32>>,
-    list: Vec<Vec<u32>>,
-    /// Each mask's [`hash_words`], for merging the threads' sets.
-    hashes: Vec<u64>,
-}
-
-impl MaskSet {
-    fn id(&mut self, mask: &[u32]) -> u32 {
-        let h = hash_words(mask);
-        let ids = self.by_hash.entry(h).or_default();
-        if let Some(&id) = ids.iter().find(|&&id| self.list[id as usize] == mask) {
-            return id;
-        }
-        let id = self.list.len() as u32;
-        self.list.push(mask.to_vec());
-        self.hashes.push(h);
-        ids.push(id);
-        id
-    }
-}
-
-/// A hash of a mask: four independent lanes over pairs of words, so the
-/// multiplications overlap (a mask is thousands of words, hashed once per
-/// tier of every state).
-fn hash_words(words: &[u32]) -> u64 {
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut lanes = [
-        0x243F_6A88_85A3_08D3u64,
-        0x1319_8A2E_0370_7344,
-        0xA409_3822_299F_31D0,
-        0x082E_FA98_EC4E_6C89,
-    ];
-    let mut chunks = words.chunks_exact(8);
-    for c in &mut chunks {
-        for (j, lane) in lanes.iter_mut().enumerate() {
-            let v = (c[2 * j] as u64) << 32 | c[2 * j + 1] as u64;
-            *lane = (*lane ^ v).wrapping_mul(K).rotate_left(29);
-        }
-    }
-    let mut h = words.len() as u64;
-    for (j, &w) in chunks.remainder().iter().enumerate() {
-        lanes[j % 4] = (lanes[j % 4] ^ w as u64).wrapping_mul(K).rotate_left(29);
-    }
-    for lane in lanes {
-        h = (h ^ lane).wrapping_mul(K).rotate_left(31);
-    }
-    h
-}
-
 /// One state's result of pass 3: its top mask, top tier and lower tiers,
 /// masks as ids of the thread's [`MaskSet`].
 struct Tiered {
@@ -312,7 +262,7 @@ pub fn masks(
     let (blocks, tierers) = cross.tiered_masks(&succ, &distance, vocab, mask_words, threads);
     let tier_visits: usize = tierers.iter().map(|w| w.visited).sum();
     let sets: Vec<MaskSet> = tierers.into_iter().map(|w| w.set).collect();
-    let numbered = number_masks(dfa.n_states(), &blocks, sets);
+    let numbered = number_masks(dfa.n_states(), &blocks, sets, mask_words);
     let tools = names.map(|names| cross.tool_tables(names, &succ, &distance, threads));
     Ok(Masks {
         masks: numbered.masks,
@@ -371,7 +321,7 @@ struct Edges {
 struct Tiers {
     set: MaskSet,
     stack: Vec<u32>,
-    bufs: Vec<Vec<u32>>,
+    bufs: Vec<Building>,
     ks: Vec<u32>,
     /// The id of the empty mask in `set`, once made.
     empty: Option<u32>,
@@ -528,7 +478,7 @@ impl Cross<'_> {
                     if s as u32 == DEAD || !self.served[s] || distance[s] == NO_DISTANCE {
                         let empty = *w
                             .empty
-                            .get_or_insert_with(|| w.set.id(&vec![0u32; mask_words]));
+                            .get_or_insert_with(|| w.set.id(&mut Building::new(mask_words)));
                         out.push(Tiered {
                             top: empty,
                             top_tier: 0,
@@ -564,10 +514,10 @@ impl Cross<'_> {
         w.ks.dedup();
         let tiers = w.ks.len().max(1);
         while w.bufs.len() < tiers {
-            w.bufs.push(vec![0u32; mask_words]);
+            w.bufs.push(Building::new(mask_words));
         }
         for b in &mut w.bufs[..tiers] {
-            b.fill(0);
+            b.clear();
         }
         {
             let Tiers {
@@ -582,15 +532,10 @@ impl Cross<'_> {
                 if d == NO_DISTANCE {
                     return;
                 }
-                let i = ks.partition_point(|&k| k < d);
-                let buf = &mut bufs[i];
+                let buf = &mut bufs[ks.partition_point(|&k| k < d)];
                 match found {
-                    Found::Ids(toks) => {
-                        for &t in toks {
-                            buf[(t >> 5) as usize] |= 1 << (t & 31);
-                        }
-                    }
-                    Found::Inside(toks) => toks.or_into(buf),
+                    Found::Ids(toks) => toks.iter().for_each(|&t| buf.set(t)),
+                    Found::Inside(toks) => buf.set_all(toks),
                 }
             });
         }
@@ -598,22 +543,18 @@ impl Cross<'_> {
         // token of the tiers below it too.
         for i in 1..tiers {
             let (done, rest) = w.bufs.split_at_mut(i);
-            for (a, b) in rest[0].iter_mut().zip(&done[i - 1]) {
-                *a |= *b;
-            }
+            rest[0].merge(&done[i - 1]);
         }
         if self.dfa.accept[s] {
             for b in &mut w.bufs[..tiers] {
-                for &t in &vocab.eos {
-                    b[(t >> 5) as usize] |= 1 << (t & 31);
-                }
+                vocab.eos.iter().for_each(|&t| b.set(t));
             }
         }
         let mut lower = Vec::with_capacity(tiers - 1);
         for i in 0..tiers - 1 {
-            lower.push((w.ks[i], w.set.id(&w.bufs[i])));
+            lower.push((w.ks[i], w.set.id(&mut w.bufs[i])));
         }
-        let top = w.set.id(&w.bufs[tiers - 1]);
+        let top = w.set.id(&mut w.bufs[tiers - 1]);
         Tiered {
             top,
             top_tier: w.ks.last().copied().unwrap_or(0),
@@ -1037,29 +978,43 @@ impl Cross<'_> {
                 }
             }
         }
+        // The ways out of the rows, read once: per row the best distance
+        // through an edge every tool may take, and the edges only some may
+        // take, `(row, lo, hi, distance after)` (the loop over tools below
+        // reads these, not the edges and the distances of their targets).
+        let mut free_best = vec![NO_DISTANCE; rows.len()];
+        let mut exits: Vec<(u32, u32, u32, u32)> = Vec::new();
+        for (i, &s) in rows.iter().enumerate() {
+            let after = |t: u32| match distance[t as usize] {
+                _ if row_of[t as usize] => None,
+                NO_DISTANCE => None,
+                dt => Some(dt + 1),
+            };
+            for &t in free_of(s as usize) {
+                if let Some(dd) = after(t) {
+                    free_best[i] = free_best[i].min(dd);
+                }
+            }
+            for &(t, lo, hi) in checked_of(s as usize) {
+                if let Some(dd) = after(t) {
+                    exits.push((i as u32, lo, hi, dd));
+                }
+            }
+        }
         let mut out: Vec<Option<Vec<u32>>> = vec![None; n];
         let mut d = vec![NO_DISTANCE; rows.len()];
         let mut heap = BinaryHeap::new();
         for r in 0..n_tools as u32 {
-            d.fill(NO_DISTANCE);
-            heap.clear();
-            for (i, &s) in rows.iter().enumerate() {
-                let out = free_of(s as usize)
-                    .iter()
-                    .map(|&t| (t, all.0, all.1))
-                    .chain(checked_of(s as usize).iter().copied());
-                let mut best = NO_DISTANCE;
-                for (t, lo, hi) in out {
-                    if lo <= r && r < hi && !row_of[t as usize] {
-                        let dt = distance[t as usize];
-                        if dt != NO_DISTANCE {
-                            best = best.min(dt + 1);
-                        }
-                    }
+            d.copy_from_slice(&free_best);
+            for &(i, lo, hi, dd) in &exits {
+                if lo <= r && r < hi {
+                    d[i as usize] = d[i as usize].min(dd);
                 }
-                if best != NO_DISTANCE {
-                    d[i] = best;
-                    heap.push(Reverse((best, i as u32)));
+            }
+            heap.clear();
+            for (i, &di) in d.iter().enumerate() {
+                if di != NO_DISTANCE {
+                    heap.push(Reverse((di, i as u32)));
                 }
             }
             while let Some(Reverse((dq, q))) = heap.pop() {
@@ -1120,7 +1075,12 @@ struct Numbered {
 
 /// Numbers the threads' masks in state order (a state's top mask, then its
 /// tiers), so the ids do not depend on which thread took which block.
-fn number_masks(n: usize, blocks: &[(usize, Vec<Tiered>)], mut sets: Vec<MaskSet>) -> Numbered {
+fn number_masks(
+    n: usize,
+    blocks: &[(usize, Vec<Tiered>)],
+    sets: Vec<MaskSet>,
+    mask_words: usize,
+) -> Numbered {
     let mut global: HashMap<(usize, u32), u32> = HashMap::new();
     let mut order: Vec<(usize, u32)> = Vec::new();
     let mut state_mask = Vec::with_capacity(n);
@@ -1163,7 +1123,7 @@ fn number_masks(n: usize, blocks: &[(usize, Vec<Tiered>)], mut sets: Vec<MaskSet
     }
     let masks: Vec<Vec<u32>> = order
         .iter()
-        .map(|&(k, l)| std::mem::take(&mut sets[k].list[l as usize]))
+        .map(|&(k, l)| mask_set::dense(&sets[k].list[l as usize], mask_words))
         .collect();
     Numbered {
         masks,

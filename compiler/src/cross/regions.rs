@@ -55,6 +55,9 @@ pub struct Regions {
     class_bytes: Vec<u32>,
     /// Per state its number of live bytes.
     live: Vec<u32>,
+    /// The bytes 0 to 255 as runs of one class, `(first byte, class)`: a
+    /// key is read run by run instead of byte by byte.
+    class_runs: Vec<(u8, u32)>,
 }
 
 impl Regions {
@@ -75,7 +78,17 @@ impl Regions {
                     .sum()
             })
             .collect();
-        Regions { class_bytes, live }
+        let mut class_runs: Vec<(u8, u32)> = Vec::new();
+        for (b, &c) in dfa.classes.iter().enumerate() {
+            if class_runs.last().is_none_or(|&(_, last)| last != c as u32) {
+                class_runs.push((b as u8, c as u32));
+            }
+        }
+        Regions {
+            class_bytes,
+            live,
+            class_runs,
+        }
     }
 
     /// The region of `s`: the states reached from `s` by moves that stay
@@ -138,8 +151,8 @@ impl Regions {
             let at = key.len();
             key.push(0);
             let mut last = UNSET;
-            for b in 0..=255u8 {
-                let class = dfa.classes[b as usize] as usize;
+            for &(b, class) in &self.class_runs {
+                let class = class as usize;
                 if code_of[class] == UNSET {
                     let t = dfa.trans[q * k + class];
                     code_of[class] = if t == DEAD {

@@ -11,6 +11,11 @@ pub struct TokenTrie {
     tok_start: Vec<u32>,
     toks: Vec<u32>,
     pub(super) max_depth: usize,
+    /// The first-level nodes (one per first byte): `(byte, node, end)`.
+    /// A walk checks each against the state's row here, in a table that
+    /// stays in cache, instead of hopping across the whole trie from one
+    /// first-level node to the next (most states allow a few first bytes).
+    roots: Vec<(u8, u32, u32)>,
     /// Token ids are below this (the vocabulary's token count).
     pub(super) n_tokens: usize,
 }
@@ -28,6 +33,7 @@ impl TokenTrie {
             tok_start: Vec::new(),
             toks: Vec::new(),
             max_depth: 0,
+            roots: Vec::new(),
             n_tokens: text.len(),
         };
         let mut path: Vec<u32> = Vec::new(); // node index per depth - 1
@@ -55,6 +61,11 @@ impl TokenTrie {
             t.end[node as usize] = t.byte.len() as u32;
         }
         t.tok_start.push(t.toks.len() as u32);
+        let mut i = 0;
+        while i < t.byte.len() {
+            t.roots.push((t.byte[i], i as u32, t.end[i]));
+            i = t.end[i] as usize;
+        }
         t
     }
 
@@ -87,9 +98,16 @@ impl TokenTrie {
         dfa: &Dfa,
         state: u32,
         stack: &mut Vec<u32>,
-        f: impl FnMut(u32, &[u32]),
+        mut f: impl FnMut(u32, &[u32]),
     ) -> usize {
-        self.walk_subtree(dfa, 0, self.byte.len(), state, stack, f)
+        let mut visited = 0;
+        for &(b, from, to) in &self.roots {
+            visited += match dfa.next(state, b) {
+                DEAD => 1,
+                _ => self.walk_subtree(dfa, from as usize, to as usize, state, stack, &mut f),
+            };
+        }
+        visited
     }
 
     /// [`TokenTrie::walk_with`] over the nodes `from..to` only, a run of

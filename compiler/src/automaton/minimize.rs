@@ -1,0 +1,517 @@
+//! Minimization: merging the states of a [`Dfa`] that have the same
+//! language (and the same colour along every path, where states carry
+//! colours).
+//!
+//! Partition refinement on the *partial* transition function: moves into
+//! the dead state are left out. A trimmed tool-set DFA sends most of its
+//! `states x classes` moves there, and the dense Hopcroft this replaced
+//! spent most of its time on them (DESIGN.md §12).
+
+use crate::automaton::dfa::{Dfa, DEAD, UNREACHED};
+
+impl Dfa {
+    /// Merges states with equal languages. Call after [`Dfa::prune`] (or
+    /// [`Dfa::trim`]); the result is trimmed and renumbered as
+    /// [`Dfa::renumber`] does. Returns the new number of each old state
+    /// ([`UNREACHED`] for none), which carries what is known per state
+    /// across.
+    pub fn minimize(&mut self) -> Vec<u32> {
+        let keys: Vec<u32> = self.accept.iter().map(|&a| a as u32).collect();
+        let blocks = self.refine(&keys);
+        self.quotient(&blocks)
+    }
+
+    /// [`Dfa::minimize`] keeping states of different colours apart
+    /// (`colors`: one per state, 0 = none; the dead state's is 0): the
+    /// coarsest quotient in which merged states have the same language and
+    /// the same colour along every path. Returns the new number of each
+    /// old state, and each new state's colour.
+    pub fn minimize_colored(&mut self, colors: &[u32]) -> (Vec<u32>, Vec<u32>) {
+        let keys: Vec<u32> = colors
+            .iter()
+            .zip(&self.accept)
+            .map(|(&c, &a)| {
+                // Colours index a table of at most one entry per state.
+                assert!(c < 1 << 31, "colour {c} out of range");
+                c << 1 | a as u32
+            })
+            .collect();
+        let blocks = self.refine(&keys);
+        let new_of = self.quotient(&blocks);
+        let mut color = vec![0; self.n_states()];
+        for (&m, &c) in new_of.iter().zip(colors) {
+            if m != UNREACHED {
+                color[m as usize] = c;
+            }
+        }
+        (new_of, color)
+    }
+
+    /// Partition refinement on the partial transition function (Valmari
+    /// and Lehtinen's formulation of Hopcroft's algorithm): blocks of
+    /// states and "cords" of moves (same class, targets in one block)
+    /// split each other until stable, always scanning the smaller half of
+    /// a split. Moves into the dead state are never listed, so the work is
+    /// `O(m log n)` over the `m` live moves, not over `states x classes`.
+    /// Blocks start as the states of equal `keys`; returns each state's
+    /// block: states in one block have the same language and the same keys
+    /// along every word, and states in different blocks do not.
+    pub fn refine(&self, keys: &[u32]) -> Vec<u32> {
+        let n = self.n_states();
+        let moves = Moves::of(self);
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        order.sort_unstable_by_key(|&s| (keys[s as usize], s));
+        let mut blocks = Partition::grouped(order, |s| keys[s as usize]);
+        let mut cords =
+            Partition::grouped((0..moves.len() as u32).collect(), |t| moves.class_of(t));
+        // Block 0 never splits anything: the other blocks, and the cords
+        // of every class (which split "has a move" from "has none"), say
+        // all it would.
+        let (mut b, mut c) = (1, 0);
+        while c < cords.len() {
+            for &t in cords.set(c) {
+                blocks.mark(moves.tail[t as usize]);
+            }
+            blocks.split();
+            c += 1;
+            while b < blocks.len() {
+                for &s in blocks.set(b) {
+                    for &t in moves.arriving(s) {
+                        cords.mark(t);
+                    }
+                }
+                cords.split();
+                b += 1;
+            }
+        }
+        blocks.set_of
+    }
+}
+
+/// The live moves of a DFA (those not into the dead state), grouped by
+/// byte class, with each state's incoming moves.
+struct Moves {
+    /// Per move its source state.
+    tail: Vec<u32>,
+    /// Where each class's moves start (prefix sums, `classes + 1`).
+    class_start: Vec<u32>,
+    /// Per state, where its incoming moves start in `incoming`.
+    in_start: Vec<u32>,
+    /// Moves by target state.
+    incoming: Vec<u32>,
+}
+
+impl Moves {
+    fn of(dfa: &Dfa) -> Moves {
+        let (n, k) = (dfa.n_states(), dfa.n_classes);
+        let mut class_start = vec![0u32; k + 1];
+        let mut in_start = vec![0u32; n + 1];
+        for row in dfa.trans.chunks_exact(k) {
+            for (c, &t) in row.iter().enumerate() {
+                if t != DEAD {
+                    class_start[c + 1] += 1;
+                    in_start[t as usize + 1] += 1;
+                }
+            }
+        }
+        prefix_sums(&mut class_start);
+        prefix_sums(&mut in_start);
+        let m = class_start[k] as usize;
+        let mut tail = vec![0u32; m];
+        let mut incoming = vec![0u32; m];
+        let mut next = class_start.clone();
+        let mut next_in = in_start.clone();
+        for (s, row) in dfa.trans.chunks_exact(k).enumerate() {
+            for (c, &t) in row.iter().enumerate() {
+                if t != DEAD {
+                    let i = next[c];
+                    next[c] += 1;
+                    tail[i as usize] = s as u32;
+                    incoming[next_in[t as usize] as usize] = i;
+                    next_in[t as usize] += 1;
+                }
+            }
+        }
+        Moves {
+            tail,
+            class_start,
+            in_start,
+            incoming,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.tail.len()
+    }
+
+    /// The class of move `t`.
+    fn class_of(&self, t: u32) -> u32 {
+        (self.class_start.partition_point(|&s| s <= t) - 1) as u32
+    }
+
+    /// The moves into state `s`.
+    fn arriving(&self, s: u32) -> &[u32] {
+        let (a, z) = (self.in_start[s as usize], self.in_start[s as usize + 1]);
+        &self.incoming[a as usize..z as usize]
+    }
+}
+
+fn prefix_sums(xs: &mut [u32]) {
+    for i in 1..xs.len() {
+        xs[i] += xs[i - 1];
+    }
+}
+
+/// A refinable partition of `0..n`: each set is a range of `elems`, its
+/// marked elements first. [`Partition::split`] separates the marked from
+/// the unmarked part of every set marked since the last split, giving the
+/// new set number to the smaller part, so that a set once scanned is only
+/// ever scanned again through halves of it.
+struct Partition {
+    elems: Vec<u32>,
+    /// Each element's index in `elems`.
+    at: Vec<u32>,
+    /// Each element's set.
+    set_of: Vec<u32>,
+    /// Per set its range of `elems`, and how many of it are marked.
+    first: Vec<u32>,
+    past: Vec<u32>,
+    marked: Vec<u32>,
+    /// The sets with marked elements.
+    touched: Vec<u32>,
+}
+
+impl Partition {
+    /// One set per run of equal `key` in `order` (all of `0..n`).
+    fn grouped(order: Vec<u32>, key: impl Fn(u32) -> u32) -> Partition {
+        let n = order.len();
+        let mut p = Partition {
+            at: vec![0; n],
+            set_of: vec![0; n],
+            first: Vec::new(),
+            past: Vec::new(),
+            marked: Vec::new(),
+            touched: Vec::new(),
+            elems: order,
+        };
+        for (i, &e) in p.elems.iter().enumerate() {
+            if i == 0 || key(e) != key(p.elems[i - 1]) {
+                if i > 0 {
+                    p.past.push(i as u32);
+                }
+                p.first.push(i as u32);
+                p.marked.push(0);
+            }
+            p.at[e as usize] = i as u32;
+            p.set_of[e as usize] = p.first.len() as u32 - 1;
+        }
+        if n > 0 {
+            p.past.push(n as u32);
+        }
+        p
+    }
+
+    fn len(&self) -> usize {
+        self.first.len()
+    }
+
+    fn set(&self, s: usize) -> &[u32] {
+        &self.elems[self.first[s] as usize..self.past[s] as usize]
+    }
+
+    fn mark(&mut self, e: u32) {
+        let s = self.set_of[e as usize] as usize;
+        let i = self.at[e as usize];
+        let j = self.first[s] + self.marked[s];
+        if i < j {
+            return;
+        }
+        let other = self.elems[j as usize];
+        self.elems.swap(i as usize, j as usize);
+        self.at[other as usize] = i;
+        self.at[e as usize] = j;
+        if self.marked[s] == 0 {
+            self.touched.push(s as u32);
+        }
+        self.marked[s] += 1;
+    }
+
+    fn split(&mut self) {
+        while let Some(s) = self.touched.pop() {
+            let s = s as usize;
+            let mid = self.first[s] + self.marked[s];
+            self.marked[s] = 0;
+            if mid == self.past[s] {
+                continue;
+            }
+            let z = self.first.len();
+            if mid - self.first[s] <= self.past[s] - mid {
+                self.first.push(self.first[s]);
+                self.past.push(mid);
+                self.first[s] = mid;
+            } else {
+                self.first.push(mid);
+                self.past.push(self.past[s]);
+                self.past[s] = mid;
+            }
+            self.marked.push(0);
+            for i in self.first[z]..self.past[z] {
+                self.set_of[self.elems[i as usize] as usize] = z as u32;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::automaton::dfa::DEAD;
+
+    /// A random DFA over `k` classes, doubled: a new start state leads to
+    /// two copies of one random automaton (by the first two classes), and
+    /// some moves of the second copy cross into the first. The copies'
+    /// states are pairwise equivalent, so there is much to merge, in
+    /// acyclic parts and in loops alike. Odd seeds add the crossing moves
+    /// (so equivalent states sit in different loops); even seeds keep the
+    /// copies exact.
+    fn random_dfa(seed: u64, m: usize, k: usize) -> Dfa {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let k = k.max(2);
+        let n = 2 + 2 * m;
+        let mut trans = vec![DEAD; n * k];
+        let mut accept = vec![false; n];
+        // Template state i (0..m) is state 2 + i in copy one, 2 + m + i in two.
+        for i in 0..m {
+            accept[2 + i] = next() % 3 == 0;
+            accept[2 + m + i] = accept[2 + i];
+            for c in 0..k {
+                let r = next();
+                if r % 4 == 0 {
+                    continue;
+                }
+                let j = (r >> 8) as usize % m;
+                trans[(2 + i) * k + c] = (2 + j) as u32;
+                let cross = seed % 2 == 1 && (r >> 40) % 3 == 0;
+                trans[(2 + m + i) * k + c] = if cross { 2 + j } else { 2 + m + j } as u32;
+            }
+        }
+        trans[k] = 2;
+        trans[k + 1] = (2 + m) as u32;
+        let mut classes = [0u8; 256];
+        for (b, c) in classes.iter_mut().enumerate() {
+            *c = (b % k) as u8;
+        }
+        Dfa {
+            classes,
+            n_classes: k,
+            trans,
+            accept,
+            start: 1,
+        }
+    }
+
+    /// Whether two DFAs accept the same language (product reachability).
+    fn same_language(a: &Dfa, b: &Dfa) -> bool {
+        let mut seen = std::collections::HashSet::new();
+        let mut todo = vec![(a.start, b.start)];
+        while let Some((s, t)) = todo.pop() {
+            if !seen.insert((s, t)) {
+                continue;
+            }
+            if a.accept[s as usize] != b.accept[t as usize] {
+                return false;
+            }
+            for byte in 0..=255u8 {
+                todo.push((a.next(s, byte), b.next(t, byte)));
+            }
+        }
+        true
+    }
+
+    fn accept_keys(d: &Dfa) -> Vec<u32> {
+        d.accept.iter().map(|&a| a as u32).collect()
+    }
+
+    fn colored_keys(d: &Dfa, colors: &[u32]) -> Vec<u32> {
+        colors
+            .iter()
+            .zip(&d.accept)
+            .map(|(&c, &a)| c << 1 | a as u32)
+            .collect()
+    }
+
+    /// Whether states `s` and `t` of `d` see the same keys along every
+    /// word (product reachability).
+    fn equivalent(d: &Dfa, keys: &[u32], s: u32, t: u32) -> bool {
+        let mut seen = std::collections::HashSet::new();
+        let mut todo = vec![(s, t)];
+        while let Some((s, t)) = todo.pop() {
+            if !seen.insert((s, t)) {
+                continue;
+            }
+            if keys[s as usize] != keys[t as usize] {
+                return false;
+            }
+            for c in 0..d.n_classes {
+                let k = d.n_classes;
+                todo.push((d.trans[s as usize * k + c], d.trans[t as usize * k + c]));
+            }
+        }
+        true
+    }
+
+    /// No two states of `d` are equivalent: nothing is left to merge.
+    fn assert_minimal(d: &Dfa, keys: &[u32], seed: u64) {
+        for s in 0..d.n_states() as u32 {
+            for t in s + 1..d.n_states() as u32 {
+                assert!(
+                    !equivalent(d, keys, s, t),
+                    "seed {seed}: states {s} and {t} are equivalent"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn minimization_keeps_the_language_and_leaves_nothing_to_merge() {
+        let mut shrunk = 0;
+        for seed in 0..300u64 {
+            let n = 1 + (seed as usize * 7) % 30;
+            let k = 2 + (seed as usize) % 3;
+            let mut d = random_dfa(seed, n, k);
+            if !d.trim() {
+                continue;
+            }
+            let mut min = d.clone();
+            let new_of = min.minimize();
+            shrunk += (min.n_states() < d.n_states()) as usize;
+            if seed % 2 == 0 {
+                // Exact copies fold into one.
+                assert!(
+                    min.n_states() <= 2 + (d.n_states() - 2) / 2,
+                    "seed {seed}: {} states left of {}",
+                    min.n_states(),
+                    d.n_states()
+                );
+            }
+            assert!(same_language(&d, &min), "seed {seed}: language changed");
+            assert_minimal(&min, &accept_keys(&min), seed);
+            // The map sends every state to one with its language.
+            for s in 1..d.n_states() as u32 {
+                let mut from = d.clone();
+                from.start = s;
+                let mut to = min.clone();
+                to.start = new_of[s as usize];
+                assert!(same_language(&from, &to), "seed {seed}: state {s}");
+            }
+            // Minimizing again changes nothing.
+            let mut again = min.clone();
+            again.minimize();
+            assert_eq!(again, min, "seed {seed}");
+        }
+        assert!(
+            shrunk >= 150,
+            "only {shrunk} random DFAs had states to merge"
+        );
+    }
+
+    /// Colour-keeping minimization: the language is the minimal DFA's,
+    /// every state reached by a word has the colour of the state the
+    /// original reaches by it, and states are merged as far as colours
+    /// allow (no more states than original, no fewer than plain).
+    #[test]
+    fn colored_minimization_keeps_colours_and_language() {
+        for seed in 0..200u64 {
+            let n = 1 + (seed as usize * 5) % 25;
+            // Every tenth with all 256 byte classes.
+            let k = if seed % 10 == 0 {
+                256
+            } else {
+                2 + (seed as usize) % 3
+            };
+            let mut d = random_dfa(seed, n, k);
+            if !d.trim() {
+                continue;
+            }
+            let n_colors = 1 + (seed as usize % 4);
+            let colors: Vec<u32> = (0..d.n_states())
+                .map(|s| {
+                    if s == 0 {
+                        0
+                    } else {
+                        ((s as u64 * 2654435761 + seed) % n_colors as u64) as u32
+                    }
+                })
+                .collect();
+            let mut plain = d.clone();
+            plain.minimize();
+            let mut col = d.clone();
+            let (new_of, got) = col.minimize_colored(&colors);
+            assert_minimal(&col, &colored_keys(&col, &got), seed);
+            assert!(same_language(&d, &col), "seed {seed}: language changed");
+            assert!(col.n_states() >= plain.n_states(), "seed {seed}");
+            assert!(col.n_states() <= d.n_states(), "seed {seed}");
+            // Colours along every pair of states reached by one word.
+            let mut seen = std::collections::HashSet::new();
+            let mut todo = vec![(d.start, col.start)];
+            while let Some((s, t)) = todo.pop() {
+                if !seen.insert((s, t)) {
+                    continue;
+                }
+                assert_eq!(colors[s as usize], got[t as usize], "seed {seed}");
+                assert_eq!(new_of[s as usize], t, "seed {seed}: the map");
+                for byte in 0..=255u8 {
+                    let (s2, t2) = (d.next(s, byte), col.next(t, byte));
+                    assert_eq!(s2 == DEAD, t2 == DEAD, "seed {seed}");
+                    if s2 != DEAD {
+                        todo.push((s2, t2));
+                    }
+                }
+            }
+            // Without colours it is the plain minimization.
+            let mut none = d.clone();
+            let (_, z) = none.minimize_colored(&vec![0; d.n_states()]);
+            assert_eq!(none, plain, "seed {seed}");
+            assert!(z.iter().all(|&c| c == 0));
+        }
+    }
+
+    #[test]
+    fn identical_loops_merge() {
+        // Two copies of `a*b` behind `x` and `y` fold into one loop state
+        // and one final state.
+        let mut classes = [0u8; 256];
+        for (b, c) in [(b'x', 1u8), (b'y', 2), (b'a', 3), (b'b', 4)] {
+            classes[b as usize] = c;
+        }
+        let k = 5;
+        // states: 0 dead, 1 start, 2/3 loops, 4/5 finals.
+        let mut trans = vec![DEAD; 6 * k];
+        trans[k + 1] = 2;
+        trans[k + 2] = 3;
+        trans[2 * k + 3] = 2;
+        trans[2 * k + 4] = 4;
+        trans[3 * k + 3] = 3;
+        trans[3 * k + 4] = 5;
+        let accept = vec![false, false, false, false, true, true];
+        let mut d = Dfa {
+            classes,
+            n_classes: k,
+            trans,
+            accept,
+            start: 1,
+        };
+        let before = d.clone();
+        let new_of = d.minimize();
+        assert_eq!(d.n_states(), 4, "dead, start, loop, final");
+        assert_eq!(new_of[2], new_of[3]);
+        assert_eq!(new_of[4], new_of[5]);
+        assert!(same_language(&before, &d));
+    }
+}
