@@ -12,8 +12,10 @@
  * (compiles run in parallel and share its cache). A tooldec_artifact is
  * read-only once loaded or compiled; share it between threads. A
  * tooldec_matcher is one request's state: one thread at a time (functions
- * taking a const tooldec_matcher * only read it). Each function states its
- * own rule.
+ * taking a const tooldec_matcher * only read it). A tooldec_pending (a
+ * compile in progress) serves any number of threads; a
+ * tooldec_pending_matcher is one request's, as a tooldec_matcher. Each
+ * function states its own rule.
  */
 
 #ifndef TOOLDEC_H
@@ -168,6 +170,24 @@ typedef struct tooldec_fingerprint tooldec_fingerprint;
  * own (`tooldec_matcher_new` or `tooldec_matcher_clone`).
  */
 typedef struct tooldec_matcher tooldec_matcher;
+
+/**
+ * A tool list being compiled (`tooldec_compiler_start`). Opaque.
+ *
+ * Thread-safe: every function that takes a `const tooldec_pending *`
+ * (waiting, creating matchers, the queries) may run on any number of
+ * threads at once. Free it once, when no other thread uses it; the
+ * matchers and artifacts it made stay valid.
+ */
+typedef struct tooldec_pending tooldec_pending;
+
+/**
+ * One request's matcher of a pending compile: a position, the tokens
+ * left, a rollback history and the last error message. Opaque.
+ *
+ * One thread at a time, as a `tooldec_matcher`.
+ */
+typedef struct tooldec_pending_matcher tooldec_pending_matcher;
 
 #ifdef __cplusplus
 extern "C" {
@@ -507,7 +527,8 @@ tooldec_status tooldec_compiler_gpt2(const char *const *eos,
 
 /**
  * Frees a compiler handle (NULL: nothing). The artifacts it compiled stay
- * valid: each holds its own reference to its grammar.
+ * valid: each holds its own reference to its grammar; so do the compiles
+ * it started (`tooldec_pending`), which finish.
  *
  * Thread safety: once per handle, when no other thread uses it.
  *
@@ -574,6 +595,55 @@ tooldec_status tooldec_compiler_compile(const struct tooldec_compiler *c,
                                         struct tooldec_artifact **out,
                                         char *err,
                                         size_t err_len);
+
+/**
+ * Starts compiling the tool list `tools` and stores at once a handle
+ * that serves it before its artifact is there: the arguments, the
+ * options, the statuses and the errors in the tool list are
+ * `tooldec_compiler_compile`'s (lowering and determinizing the grammar
+ * run here; what fails later comes from `tooldec_pending_wait` or a
+ * pending matcher). The rest of the compile (minimizing, every mask,
+ * writing) runs on a thread of its own. Matchers from
+ * `tooldec_pending_matcher_new` serve masks computed on demand from the
+ * grammar, equal to the artifact's, until it is there, then the
+ * artifact's; `tooldec_pending_wait` gives the artifact, the one
+ * `tooldec_compiler_compile` gives (and the compiler keeps it, as
+ * compiling does). A tool list kept from before is ready at once.
+ *
+ * Free the handle with `tooldec_pending_free`; it outlives the compiler.
+ *
+ * Thread safety: as `tooldec_compiler_compile`.
+ *
+ * # Safety
+ * As `tooldec_compiler_compile`.
+ */
+tooldec_status tooldec_compiler_start(const struct tooldec_compiler *c,
+                                      const char *tools,
+                                      size_t tools_len,
+                                      const char *options,
+                                      struct tooldec_pending **out,
+                                      char *err,
+                                      size_t err_len);
+
+/**
+ * `tooldec_compiler_start` without a thread: the rest of the compile runs
+ * on the first call that needs the artifact (`tooldec_pending_wait`, or a
+ * pending matcher whose next answer only the artifact has), on that
+ * caller's thread; until then every mask is computed on demand. For
+ * callers that start no threads.
+ *
+ * Thread safety: as `tooldec_compiler_compile`.
+ *
+ * # Safety
+ * As `tooldec_compiler_compile`.
+ */
+tooldec_status tooldec_compiler_start_deferred(const struct tooldec_compiler *c,
+                                               const char *tools,
+                                               size_t tools_len,
+                                               const char *options,
+                                               struct tooldec_pending **out,
+                                               char *err,
+                                               size_t err_len);
 
 /**
  * Bytes of reused parts and kept artifacts the compiler holds now (at
@@ -1088,6 +1158,186 @@ tooldec_status tooldec_matcher_forced_bytes(const struct tooldec_matcher *m,
                                             uint8_t *out,
                                             size_t cap,
                                             size_t *len);
+
+/**
+ * Waits for the artifact and stores a new handle to it in `*out` (free it
+ * with `tooldec_artifact_free`): the one `tooldec_compiler_compile` gives
+ * for the same tool list and options. Blocks until the compile thread
+ * is done (a deferred compile runs here). On failure stores NULL and
+ * returns `tooldec_compiler_compile`'s status for the compile's error,
+ * with the message in `err` (`err_len` bytes; `err` may be NULL).
+ *
+ * Thread safety: any number of threads at once.
+ *
+ * # Safety
+ * `p` is NULL or a live handle; `out` is NULL or valid for a write;
+ * `err` is NULL or holds `err_len` writable bytes.
+ */
+tooldec_status tooldec_pending_wait(const struct tooldec_pending *p,
+                                    struct tooldec_artifact **out,
+                                    char *err,
+                                    size_t err_len);
+
+/**
+ * Whether the artifact (or the compile's error) is there: then
+ * `tooldec_pending_wait` returns at once. False for NULL.
+ *
+ * Thread safety: any number of threads at once.
+ *
+ * # Safety
+ * `p` is NULL or a live handle.
+ */
+bool tooldec_pending_is_ready(const struct tooldec_pending *p);
+
+/**
+ * The mask width of the compile in `uint32_t` words (its `vocab_size`,
+ * else the tokenizer's token count, over 32, rounded up): what
+ * `tooldec_pending_matcher_fill_mask` needs. 0 for NULL.
+ *
+ * Thread safety: any number of threads at once.
+ *
+ * # Safety
+ * `p` is NULL or a live handle.
+ */
+size_t tooldec_pending_mask_words(const struct tooldec_pending *p);
+
+/**
+ * Frees a pending handle (NULL: nothing). A compile still running goes on
+ * (the compiler keeps its artifact); matchers made from the handle stay
+ * valid.
+ *
+ * Thread safety: once per handle, when no other call uses it.
+ *
+ * # Safety
+ * `p` is NULL or a live handle, not used again after this call.
+ */
+void tooldec_pending_free(struct tooldec_pending *p);
+
+/**
+ * Creates a matcher for one request of a pending compile, as
+ * `tooldec_matcher_new` does for an artifact: `entry` (NULL: the default
+ * entry), `budget` (NULL: the compile's `max_tokens`, if any; a pointer to
+ * a token budget, EOS included), `rollback` (at most
+ * `TOOLDEC_MAX_ROLLBACK`). It serves masks computed on demand while it
+ * can, and waits for the artifact where only the artifact can tell (a
+ * budget the grammar's byte distances cannot decide). A pointer to
+ * `TOOLDEC_NO_BUDGET` is accepted only for a compile without `max_tokens`
+ * (`TOOLDEC_ERR_INVALID` otherwise: a pending matcher cannot drop the
+ * compile's budget; wait for the artifact and use `tooldec_matcher_new`).
+ *
+ * On failure stores NULL and returns `TOOLDEC_ERR_NO_ENTRY`,
+ * `TOOLDEC_ERR_BUDGET`, `TOOLDEC_ERR_INVALID`, `TOOLDEC_ERR_NULL` or the
+ * compile's status (`tooldec_pending_wait`), with the message in `err`.
+ *
+ * Thread safety: any thread, concurrently with any other use of `p`.
+ *
+ * # Safety
+ * `p` is NULL or a live handle; `entry` is NULL or NUL-terminated;
+ * `budget` is NULL or readable; `out` is valid for a write; `err` is NULL
+ * or holds `err_len` writable bytes.
+ */
+tooldec_status tooldec_pending_matcher_new(const struct tooldec_pending *p,
+                                           const char *entry,
+                                           const uint32_t *budget,
+                                           size_t rollback,
+                                           struct tooldec_pending_matcher **out,
+                                           char *err,
+                                           size_t err_len);
+
+/**
+ * Writes the mask of allowed next tokens into `out` (`words` words), as
+ * `tooldec_matcher_fill_mask` does: the same layout, extra words zeroed,
+ * `TOOLDEC_ERR_BUFFER_TOO_SMALL` below `tooldec_pending_mask_words`. May
+ * wait for the artifact; then fails with the compile's status if the
+ * compile failed.
+ *
+ * Thread safety: writes `m` (see `tooldec_pending_matcher`).
+ *
+ * # Safety
+ * `m` is NULL or a live handle; `out` holds `words` writable words.
+ */
+tooldec_status tooldec_pending_matcher_fill_mask(struct tooldec_pending_matcher *m,
+                                                 uint32_t *out,
+                                                 size_t words);
+
+/**
+ * Advances by one token, as `tooldec_matcher_accept_token` does
+ * (`TOOLDEC_ERR_REJECTED`, unchanged, for a token not allowed here). May
+ * wait for the artifact; then fails with the compile's status if the
+ * compile failed.
+ *
+ * Thread safety: writes `m` (see `tooldec_pending_matcher`).
+ *
+ * # Safety
+ * `m` is NULL or a live handle.
+ */
+tooldec_status tooldec_pending_matcher_accept_token(struct tooldec_pending_matcher *m,
+                                                    uint32_t token);
+
+/**
+ * Undoes the last `n` accepted tokens, before the artifact is there or
+ * after. `TOOLDEC_ERR_ROLLBACK` (nothing changed) beyond the tokens
+ * accepted or the rollback capacity.
+ *
+ * Thread safety: writes `m` (see `tooldec_pending_matcher`).
+ *
+ * # Safety
+ * `m` is NULL or a live handle.
+ */
+tooldec_status tooldec_pending_matcher_rollback(struct tooldec_pending_matcher *m, size_t n);
+
+/**
+ * The output so far is a complete, valid call. False for NULL.
+ *
+ * Thread safety: reads `m` (see `tooldec_pending_matcher`).
+ *
+ * # Safety
+ * `m` is NULL or a live handle.
+ */
+bool tooldec_pending_matcher_is_accepting(const struct tooldec_pending_matcher *m);
+
+/**
+ * An end-of-sequence token has been accepted. False for NULL.
+ *
+ * Thread safety: reads `m` (see `tooldec_pending_matcher`).
+ *
+ * # Safety
+ * `m` is NULL or a live handle.
+ */
+bool tooldec_pending_matcher_is_terminated(const struct tooldec_pending_matcher *m);
+
+/**
+ * Whether the matcher still computes masks on demand (the artifact is not
+ * there, or it has not moved to it yet: it moves on its next fill or
+ * accept). False for NULL.
+ *
+ * Thread safety: reads `m` (see `tooldec_pending_matcher`).
+ *
+ * # Safety
+ * `m` is NULL or a live handle.
+ */
+bool tooldec_pending_matcher_is_early(const struct tooldec_pending_matcher *m);
+
+/**
+ * The message of the last call on this matcher that failed,
+ * NUL-terminated; empty if none has. As `tooldec_matcher_last_error`.
+ *
+ * Thread safety: reads `m` (see `tooldec_pending_matcher`).
+ *
+ * # Safety
+ * `m` is NULL or a live handle.
+ */
+const char *tooldec_pending_matcher_last_error(const struct tooldec_pending_matcher *m);
+
+/**
+ * Frees a pending matcher (NULL: nothing).
+ *
+ * Thread safety: once per handle, when no other call uses it.
+ *
+ * # Safety
+ * `m` is NULL or a live handle, not used again after this call.
+ */
+void tooldec_pending_matcher_free(struct tooldec_pending_matcher *m);
 
 /**
  * Reads the tool calls of an output given as token ids (`n_tokens` ids;

@@ -4,7 +4,9 @@
 //! (loaded once, when the handle is created) with its cache of the parts
 //! compiles share and of whole artifacts; `tooldec_compiler_compile` turns
 //! a tool list into a [`tooldec_artifact`] that shares the compiled
-//! grammar (nothing is copied, written to disk or compressed).
+//! grammar (nothing is copied, written to disk or compressed);
+//! `tooldec_compiler_start` returns at once with a [`tooldec_pending`]
+//! that serves masks before the artifact is there (`pending.rs`).
 //!
 //! Options come as a JSON object whose keys are `tooldec-compile`'s flags
 //! with underscores (Python's `Compiler.compile` keywords): an engine in C
@@ -12,13 +14,16 @@
 //! or struct layout.
 
 use std::ffi::c_char;
+use std::sync::Arc;
 
+use ::tooldec_compiler::spec::ToolSet;
 use ::tooldec_compiler::vocab::{is_gguf, Vocab};
 use ::tooldec_compiler::{spec, CallFormat, Compiler, Error, ErrorKind, JsonOptions, Options};
 use serde_json::Value;
 
 use crate::artifact::{c_path, str_arg, tooldec_artifact};
 use crate::message::ErrOut;
+use crate::pending::tooldec_pending;
 use crate::{guard, guard_with, put, slice_in, slice_out, tooldec_status};
 use crate::{
     TOOLDEC_ERR_BUDGET, TOOLDEC_ERR_COMPILE, TOOLDEC_ERR_INVALID, TOOLDEC_ERR_LOAD,
@@ -41,7 +46,9 @@ const _: () = assert!(TOOLDEC_DEFAULT_CACHE_BYTES == ::tooldec_compiler::DEFAULT
 /// once; compiles run in parallel and share the cache. Free it once, when
 /// no other thread uses it; the artifacts it made stay valid.
 pub struct tooldec_compiler {
-    inner: Compiler,
+    /// Shared with the compiles it started (`tooldec_compiler_start`),
+    /// which outlive the handle.
+    inner: Arc<Compiler>,
     fingerprint: [u8; TOOLDEC_FINGERPRINT_BYTES],
 }
 
@@ -127,7 +134,7 @@ unsafe fn create(
         || match load(&eos) {
             Ok(vocab) => {
                 let fingerprint = vocab.fingerprint();
-                let inner = Compiler::with_cache_bytes(vocab, cache_bytes);
+                let inner = Arc::new(Compiler::with_cache_bytes(vocab, cache_bytes));
                 let handle = Box::into_raw(Box::new(tooldec_compiler { inner, fingerprint }));
                 // SAFETY: checked non-NULL above, writable by the contract.
                 unsafe { out.write(handle) };
@@ -313,7 +320,8 @@ fn builtin_gpt2(eos: &[String]) -> Result<Vocab, Error> {
 }
 
 /// Frees a compiler handle (NULL: nothing). The artifacts it compiled stay
-/// valid: each holds its own reference to its grammar.
+/// valid: each holds its own reference to its grammar; so do the compiles
+/// it started (`tooldec_pending`), which finish.
 ///
 /// Thread safety: once per handle, when no other thread uses it.
 ///
@@ -412,6 +420,117 @@ pub unsafe extern "C" fn tooldec_compiler_compile(
     err: *mut c_char,
     err_len: usize,
 ) -> tooldec_status {
+    // SAFETY: the caller's contract, which `run_compile` shares.
+    unsafe {
+        run_compile(
+            c,
+            tools,
+            tools_len,
+            options,
+            out,
+            err,
+            err_len,
+            |c, set, opts| Ok(tooldec_artifact::new(c.compile(set, opts)?.grammar)),
+        )
+    }
+}
+
+/// Starts compiling the tool list `tools` and stores at once a handle
+/// that serves it before its artifact is there: the arguments, the
+/// options, the statuses and the errors in the tool list are
+/// `tooldec_compiler_compile`'s (lowering and determinizing the grammar
+/// run here; what fails later comes from `tooldec_pending_wait` or a
+/// pending matcher). The rest of the compile (minimizing, every mask,
+/// writing) runs on a thread of its own. Matchers from
+/// `tooldec_pending_matcher_new` serve masks computed on demand from the
+/// grammar, equal to the artifact's, until it is there, then the
+/// artifact's; `tooldec_pending_wait` gives the artifact, the one
+/// `tooldec_compiler_compile` gives (and the compiler keeps it, as
+/// compiling does). A tool list kept from before is ready at once.
+///
+/// Free the handle with `tooldec_pending_free`; it outlives the compiler.
+///
+/// Thread safety: as `tooldec_compiler_compile`.
+///
+/// # Safety
+/// As `tooldec_compiler_compile`.
+#[no_mangle]
+pub unsafe extern "C" fn tooldec_compiler_start(
+    c: *const tooldec_compiler,
+    tools: *const c_char,
+    tools_len: usize,
+    options: *const c_char,
+    out: *mut *mut tooldec_pending,
+    err: *mut c_char,
+    err_len: usize,
+) -> tooldec_status {
+    // SAFETY: the caller's contract, which `run_compile` shares.
+    unsafe {
+        run_compile(
+            c,
+            tools,
+            tools_len,
+            options,
+            out,
+            err,
+            err_len,
+            |c, set, opts| Ok(tooldec_pending::new(c.start(set, opts)?, c, opts)),
+        )
+    }
+}
+
+/// `tooldec_compiler_start` without a thread: the rest of the compile runs
+/// on the first call that needs the artifact (`tooldec_pending_wait`, or a
+/// pending matcher whose next answer only the artifact has), on that
+/// caller's thread; until then every mask is computed on demand. For
+/// callers that start no threads.
+///
+/// Thread safety: as `tooldec_compiler_compile`.
+///
+/// # Safety
+/// As `tooldec_compiler_compile`.
+#[no_mangle]
+pub unsafe extern "C" fn tooldec_compiler_start_deferred(
+    c: *const tooldec_compiler,
+    tools: *const c_char,
+    tools_len: usize,
+    options: *const c_char,
+    out: *mut *mut tooldec_pending,
+    err: *mut c_char,
+    err_len: usize,
+) -> tooldec_status {
+    // SAFETY: the caller's contract, which `run_compile` shares.
+    unsafe {
+        run_compile(
+            c,
+            tools,
+            tools_len,
+            options,
+            out,
+            err,
+            err_len,
+            |c, set, opts| Ok(tooldec_pending::new(c.start_deferred(set, opts)?, c, opts)),
+        )
+    }
+}
+
+/// What compiling and starting share: checks the arguments, reads the
+/// options and the tool list, runs `make` (panics caught) and stores the
+/// handle it makes in `*out`, or NULL and the status and message.
+///
+/// # Safety
+/// As `tooldec_compiler_compile` documents its arguments.
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_compile<T>(
+    c: *const tooldec_compiler,
+    tools: *const c_char,
+    tools_len: usize,
+    options: *const c_char,
+    out: *mut *mut T,
+    err: *mut c_char,
+    err_len: usize,
+    make: impl FnOnce(&Arc<Compiler>, &ToolSet, &Options) -> Result<T, Error>,
+) -> tooldec_status {
     // SAFETY: the caller's contract for `err`.
     let err = unsafe { ErrOut::new(err, err_len) };
     // SAFETY: `out` is NULL or writable (the caller's contract).
@@ -443,7 +562,10 @@ pub unsafe extern "C" fn tooldec_compiler_compile(
                 Ok(f) => f,
                 Err(m) => return err.fail(TOOLDEC_ERR_INVALID, format_args!("options: {m}")),
             };
-            match flags.compile(&compiler.inner, text) {
+            let made = flags
+                .prepare(text)
+                .and_then(|(set, opts)| make(&compiler.inner, &set, &opts));
+            match made {
                 Ok(handle) => {
                     let handle = Box::into_raw(Box::new(handle));
                     // SAFETY: checked non-NULL above, writable by the
@@ -451,19 +573,21 @@ pub unsafe extern "C" fn tooldec_compiler_compile(
                     unsafe { out.write(handle) };
                     TOOLDEC_OK
                 }
-                Err(e) => {
-                    let status = match e.kind() {
-                        // What the CLI exits 2 for: an option's value.
-                        ErrorKind::Usage => TOOLDEC_ERR_INVALID,
-                        ErrorKind::Budget => TOOLDEC_ERR_BUDGET,
-                        _ => TOOLDEC_ERR_COMPILE,
-                    };
-                    err.fail(status, format_args!("{e}"))
-                }
+                Err(e) => err.fail(compile_status(&e), format_args!("{e}")),
             }
         },
         |why| err.fail(TOOLDEC_ERR_PANIC, format_args!("internal error: {why}")),
     )
+}
+
+/// The status of a compile's error.
+pub(crate) fn compile_status(e: &Error) -> tooldec_status {
+    match e.kind() {
+        // What the CLI exits 2 for: an option's value.
+        ErrorKind::Usage => TOOLDEC_ERR_INVALID,
+        ErrorKind::Budget => TOOLDEC_ERR_BUDGET,
+        _ => TOOLDEC_ERR_COMPILE,
+    }
 }
 
 /// The options of one compile, as `tooldec-compile`'s flags: what the
@@ -576,9 +700,9 @@ impl Flags {
         Ok(f)
     }
 
-    /// Loads the format, parses the tool list and compiles it with
-    /// `compiler`, as `tooldec-compile` maps its flags.
-    fn compile(self, compiler: &Compiler, tools: &str) -> Result<tooldec_artifact, Error> {
+    /// Loads the format and parses the tool list: what a compile takes,
+    /// as `tooldec-compile` maps its flags.
+    fn prepare(self, tools: &str) -> Result<(ToolSet, Options), Error> {
         let format = match &self.entry {
             Some(entry) => CallFormat::load(&self.format)?.only_entry(entry)?,
             None => CallFormat::load(&self.format)?,
@@ -603,9 +727,7 @@ impl Flags {
             max_tokens: self.max_tokens,
             regions: !self.no_regions,
         };
-        let set = spec::parse_with("tools", tools, &parse)?;
-        let loaded = compiler.compile(&set, &opts)?;
-        Ok(tooldec_artifact::new(loaded.grammar))
+        Ok((spec::parse_with("tools", tools, &parse)?, opts))
     }
 }
 

@@ -3,7 +3,7 @@
 //! crate by cbindgen; `header_is_current` checks that the committed copy
 //! matches).
 //!
-//! Three opaque handles:
+//! Three opaque handles, and two for a compile in progress:
 //!
 //! - [`tooldec_compiler`](crate::tooldec_compiler): a compiler bound to
 //!   one tokenizer's vocabulary, held for an engine's lifetime, that
@@ -16,6 +16,10 @@
 //!   rollback history of fixed capacity (an [`OwnedMatcher`]). It holds its
 //!   own reference to the artifact, so it stays valid after
 //!   [`tooldec_artifact_free`]. One thread at a time.
+//! - [`tooldec_pending`] (`pending.rs`): a tool list being compiled
+//!   ([`tooldec_compiler_start`]), thread-safe; and
+//!   [`tooldec_pending_matcher`], a request's matcher that serves masks
+//!   computed on demand until the artifact is there, then the artifact's.
 //!
 //! Every function checks its pointers, catches panics (nothing unwinds
 //! into C) and reports failure as a [`tooldec_status`]. Functions that
@@ -25,9 +29,10 @@
 //! into a buffer the caller passes (`err`, `err_len`; both may be NULL /
 //! 0).
 //!
-//! Serving (filling masks, accepting, validating, rolling back) never
-//! allocates: the history is allocated once when the matcher is created,
-//! and messages go into a fixed buffer inside the handle.
+//! Serving from a matcher (filling masks, accepting, validating, rolling
+//! back) never allocates: the history is allocated once when the matcher
+//! is created, and messages go into a fixed buffer inside the handle. A
+//! pending matcher may allocate (and wait) until it moves to the artifact.
 //!
 //! [`SharedGrammar`]: tooldec_runtime::SharedGrammar
 //! [`OwnedMatcher`]: tooldec_runtime::OwnedMatcher
@@ -44,12 +49,14 @@ mod compile;
 mod fingerprint;
 mod matcher;
 mod message;
+mod pending;
 mod read;
 
 pub use artifact::*;
 pub use compile::*;
 pub use fingerprint::*;
 pub use matcher::*;
+pub use pending::*;
 pub use read::*;
 
 /// What every fallible function returns: `TOOLDEC_OK` (0) or why it failed.

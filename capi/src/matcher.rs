@@ -7,7 +7,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use tooldec_runtime::OwnedMatcher;
 
 use crate::artifact::{artifact_ref, str_arg, tooldec_artifact};
-use crate::message::{ErrOut, Message};
+use crate::message::{ErrOut, Failing, Message};
 use crate::{guard, guard_with, panic_text, put, slice_in, slice_out, tooldec_status};
 use crate::{
     TOOLDEC_ERR_BUDGET, TOOLDEC_ERR_BUFFER_TOO_SMALL, TOOLDEC_ERR_INVALID, TOOLDEC_ERR_NO_ENTRY,
@@ -38,10 +38,11 @@ impl tooldec_matcher {
             error: Message::new(),
         }))
     }
+}
 
-    fn fail(&mut self, status: tooldec_status, args: fmt::Arguments<'_>) -> tooldec_status {
-        self.error.set(args);
-        status
+impl Failing for tooldec_matcher {
+    fn error(&mut self) -> &mut Message {
+        &mut self.error
     }
 }
 
@@ -55,24 +56,26 @@ unsafe fn matcher_ref<'a>(m: *const tooldec_matcher) -> Option<&'a tooldec_match
     unsafe { m.as_ref() }
 }
 
-/// Runs a query on a matcher; `fallback` for NULL or a caught panic.
-fn read<T>(m: *const tooldec_matcher, fallback: T, f: impl FnOnce(&tooldec_matcher) -> T) -> T {
+/// Runs a query on a matcher (or a pending matcher); `fallback` for NULL
+/// or a caught panic.
+pub(crate) fn read<H, T>(m: *const H, fallback: T, f: impl FnOnce(&H) -> T) -> T {
     // SAFETY: every public function documents `m` as NULL or a live handle
     // used by one thread at a time.
-    match unsafe { matcher_ref(m) } {
+    match unsafe { m.as_ref() } {
         Some(h) => guard(fallback, || f(h)),
         None => fallback,
     }
 }
 
-/// Runs an operation on a matcher: `TOOLDEC_ERR_NULL` for NULL; a caught
-/// panic becomes `TOOLDEC_ERR_PANIC` with its message on the handle.
-fn write(
-    m: *mut tooldec_matcher,
-    f: impl FnOnce(&mut tooldec_matcher) -> tooldec_status,
+/// Runs an operation on a matcher (or a pending matcher):
+/// `TOOLDEC_ERR_NULL` for NULL; a caught panic becomes `TOOLDEC_ERR_PANIC`
+/// with its message on the handle.
+pub(crate) fn write<H: Failing>(
+    m: *mut H,
+    f: impl FnOnce(&mut H) -> tooldec_status,
 ) -> tooldec_status {
-    // SAFETY: every public function taking `tooldec_matcher *` documents it
-    // as NULL or a live handle that no other call uses meanwhile.
+    // SAFETY: every public function taking a matcher documents it as NULL
+    // or a live handle that no other call uses meanwhile.
     let Some(h) = (unsafe { m.as_mut() }) else {
         return TOOLDEC_ERR_NULL;
     };
@@ -143,23 +146,13 @@ pub unsafe extern "C" fn tooldec_matcher_new(
     let Some(a) = (unsafe { artifact_ref(a) }) else {
         return err.fail(TOOLDEC_ERR_NULL, format_args!("artifact is NULL"));
     };
-    let name = if entry.is_null() {
-        None
-    } else {
-        // SAFETY: non-NULL and NUL-terminated (the caller's contract).
-        match unsafe { str_arg(entry) } {
-            Ok(name) => Some(name),
-            Err(s) => return err.fail(s, format_args!("the entry name is not UTF-8")),
-        }
+    // SAFETY: the caller's contract for `entry`.
+    let name = match unsafe { matcher_args(entry, rollback, err) } {
+        Ok(name) => name,
+        Err(s) => return s,
     };
     // SAFETY: NULL or readable (the caller's contract).
     let budget = unsafe { budget.as_ref() }.copied();
-    if rollback > TOOLDEC_MAX_ROLLBACK {
-        return err.fail(
-            TOOLDEC_ERR_INVALID,
-            format_args!("rollback capacity {rollback} is above TOOLDEC_MAX_ROLLBACK ({TOOLDEC_MAX_ROLLBACK})"),
-        );
-    }
     guard_with(
         || {
             let g = a.grammar();
@@ -196,6 +189,33 @@ pub unsafe extern "C" fn tooldec_matcher_new(
         },
         |why| err.fail(TOOLDEC_ERR_PANIC, format_args!("internal error: {why}")),
     )
+}
+
+/// The entry name (NULL: the default entry) and the rollback capacity a
+/// matcher is created with, checked; the message of a bad one goes to
+/// `err`.
+///
+/// # Safety
+/// `entry` is NULL or NUL-terminated.
+pub(crate) unsafe fn matcher_args<'a>(
+    entry: *const c_char,
+    rollback: usize,
+    err: ErrOut,
+) -> Result<Option<&'a str>, tooldec_status> {
+    if rollback > TOOLDEC_MAX_ROLLBACK {
+        return Err(err.fail(
+            TOOLDEC_ERR_INVALID,
+            format_args!("rollback capacity {rollback} is above TOOLDEC_MAX_ROLLBACK ({TOOLDEC_MAX_ROLLBACK})"),
+        ));
+    }
+    if entry.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: non-NULL and NUL-terminated (the caller's contract).
+    match unsafe { str_arg(entry) } {
+        Ok(name) => Ok(Some(name)),
+        Err(s) => Err(err.fail(s, format_args!("the entry name is not UTF-8"))),
+    }
 }
 
 /// What `tooldec_matcher_restrict` takes to lift a restriction.
@@ -462,25 +482,43 @@ pub unsafe extern "C" fn tooldec_matcher_fill_mask(
     words: usize,
 ) -> tooldec_status {
     write(m, |h| {
-        let need = h.inner.grammar().mask_words();
-        if words < need {
-            return h.fail(
-                TOOLDEC_ERR_BUFFER_TOO_SMALL,
-                format_args!(
-                    "mask buffer of {words} words is smaller than the artifact's mask width of {need} words ({} tokens)",
-                    h.inner.grammar().mask_width()
-                ),
-            );
-        }
+        let g = h.inner.grammar();
+        let (need, width) = (g.mask_words(), g.mask_width());
         // SAFETY: `out` holds `words` writable words (the caller's contract).
-        match unsafe { slice_out(out, words) } {
+        match unsafe { mask_out(h, out, words, need, width) } {
             Ok(row) => {
                 h.inner.try_fill_mask(row);
                 TOOLDEC_OK
             }
-            Err(s) => h.fail(s, format_args!("out is NULL or words is too large")),
+            Err(s) => s,
         }
     })
+}
+
+/// The caller's mask buffer (`out`, `words` words), checked to hold a mask
+/// of `need` words (`width` tokens); the message of a bad one stays on `h`.
+///
+/// # Safety
+/// `out` is NULL or holds `words` writable words used by nothing else
+/// during `'a`.
+pub(crate) unsafe fn mask_out<'a, H: Failing>(
+    h: &mut H,
+    out: *mut u32,
+    words: usize,
+    need: usize,
+    width: usize,
+) -> Result<&'a mut [u32], tooldec_status> {
+    if words < need {
+        return Err(h.fail(
+            TOOLDEC_ERR_BUFFER_TOO_SMALL,
+            format_args!(
+                "mask buffer of {words} words is smaller than the artifact's mask width of {need} words ({width} tokens)"
+            ),
+        ));
+    }
+    // SAFETY: the caller's contract.
+    unsafe { slice_out(out, words) }
+        .map_err(|s| h.fail(s, format_args!("out is NULL or words is too large")))
 }
 
 /// Fills one mask row per matcher, the batched bitmask of an engine: row

@@ -78,6 +78,18 @@ impl fmt::Write for Truncating<'_> {
     }
 }
 
+/// A handle that keeps the message of its last failed call (a matcher, a
+/// pending matcher).
+pub(crate) trait Failing {
+    fn error(&mut self) -> &mut Message;
+
+    /// Keeps the message and returns `status`.
+    fn fail(&mut self, status: tooldec_status, args: fmt::Arguments<'_>) -> tooldec_status {
+        self.error().set(args);
+        status
+    }
+}
+
 /// A caller's error buffer (`err`, `err_len`): written on failure when
 /// non-NULL and non-empty, left alone on success.
 #[derive(Clone, Copy)]

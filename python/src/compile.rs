@@ -9,6 +9,8 @@
 //! returns an [`Artifact`] sharing the compiled grammar. The keyword
 //! arguments are `tooldec-compile`'s flags with underscores, mapped onto
 //! [`Options`] and [`spec::ParseOptions`] the way the CLI maps them.
+//! `start` takes the same arguments and returns a [`Pending`]
+//! (`pending.rs`): masks before the artifact is there.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -18,21 +20,23 @@ use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyRuntimeError, PyTypeErr
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
+use tooldec_compiler::spec::ToolSet;
 use tooldec_compiler::vocab::{is_gguf, Vocab};
 use tooldec_compiler::{spec, CallFormat, Error, ErrorKind, JsonOptions, Options};
 
+use crate::pending::Pending;
 use crate::Artifact;
 
 /// A compiler error as Python sees it: `ValueError` with the compiler's
 /// message (which names the place: file:line:column and JSON pointer).
-fn compile_error(e: &Error) -> PyErr {
+pub(crate) fn compile_error(e: &Error) -> PyErr {
     PyValueError::new_err(format!("tooldec: {e}"))
 }
 
 /// Runs `f` with the GIL released; a panic inside becomes a
 /// `RuntimeError` (never a `PanicException`, which `except Exception`
 /// does not catch in a server).
-fn detached<T: Send>(
+pub(crate) fn detached<T: Send>(
     py: Python<'_>,
     what: &str,
     f: impl FnOnce() -> Result<T, Error> + Send,
@@ -163,6 +167,111 @@ fn tools_text(py: Python<'_>, tools: &Bound<'_, PyAny>) -> PyResult<(String, Str
             ))
         })?;
     Ok(("tools".to_string(), text.extract()?))
+}
+
+/// One compile's input, read from the keyword arguments `compile` and
+/// `start` share: the tool list's text and the options, the format still
+/// a name (read in [`Request::load`], with the GIL released).
+struct Request {
+    file: String,
+    text: String,
+    format: String,
+    entry: Option<String>,
+    parse: spec::ParseOptions,
+    /// The options but the format.
+    base: Options,
+}
+
+impl Request {
+    /// Maps the keyword arguments onto [`Options`] and
+    /// [`spec::ParseOptions`] the way `tooldec-compile` maps its flags.
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        tools: &Bound<'_, PyAny>,
+        format: &str,
+        entry: Option<&str>,
+        dialect: &str,
+        max_tokens: Option<i64>,
+        vocab_size: Option<i64>,
+        max_ws: Option<i64>,
+        max_depth: Option<i64>,
+        open_objects: bool,
+        any_order: Option<i64>,
+        max_recursion: Option<i64>,
+        any_depth: Option<i64>,
+        max_count: Option<i64>,
+        relax: bool,
+        rename_collisions: bool,
+        max_states: Option<i64>,
+        max_nfa_states: Option<i64>,
+        threads: Option<i64>,
+        no_regions: bool,
+    ) -> PyResult<Request> {
+        let (file, text) = tools_text(py, tools)?;
+        let max_tokens = count::<u32>("max_tokens", max_tokens)?;
+        if max_tokens == Some(0) {
+            return Err(PyValueError::new_err(
+                "tooldec: max_tokens must be at least 1 (None: no default budget)",
+            ));
+        }
+        let d = JsonOptions::default();
+        let json = JsonOptions {
+            max_ws: count("max_ws", max_ws)?.unwrap_or(d.max_ws),
+            max_depth: count("max_depth", max_depth)?.unwrap_or(d.max_depth),
+            open_objects,
+            any_order: count("any_order", any_order)?.unwrap_or(d.any_order),
+            max_recursion: count("max_recursion", max_recursion)?.unwrap_or(d.max_recursion),
+            any_depth: count("any_depth", any_depth)?.unwrap_or(d.any_depth),
+            max_count: count("max_count", max_count)?.unwrap_or(d.max_count),
+            relax,
+        };
+        let o = Options::default();
+        let dialect: spec::Dialect = dialect.parse().map_err(|e| compile_error(&e))?;
+        let base = Options {
+            json,
+            max_states: count("max_states", max_states)?.unwrap_or(o.max_states),
+            max_nfa_states: count("max_nfa_states", max_nfa_states)?.unwrap_or(o.max_nfa_states),
+            mask_width: count("vocab_size", vocab_size)?,
+            zstd_level: None,
+            threads: count("threads", threads)?.unwrap_or(o.threads),
+            max_tokens,
+            regions: !no_regions,
+            format: o.format,
+        };
+        let parse = spec::ParseOptions {
+            dialect,
+            collisions: if rename_collisions {
+                spec::Collisions::Rename
+            } else {
+                spec::Collisions::Error
+            },
+        };
+        Ok(Request {
+            file,
+            text,
+            format: format.to_owned(),
+            entry: entry.map(str::to_owned),
+            parse,
+            base,
+        })
+    }
+
+    /// Reads the format and parses the tool list: what a compile takes.
+    fn load(self) -> Result<(ToolSet, Options), Error> {
+        let format = match &self.entry {
+            Some(entry) => CallFormat::load(&self.format)?.only_entry(entry)?,
+            None => CallFormat::load(&self.format)?,
+        };
+        let set = spec::parse_with(&self.file, &self.text, &self.parse)?;
+        Ok((
+            set,
+            Options {
+                format,
+                ..self.base
+            },
+        ))
+    }
 }
 
 /// A compiler bound to one tokenizer's vocabulary: compiles tool lists into
@@ -307,60 +416,114 @@ impl Compiler {
         threads: Option<i64>,
         no_regions: bool,
     ) -> PyResult<Artifact> {
-        let (file, text) = tools_text(py, tools)?;
-        let max_tokens = count::<u32>("max_tokens", max_tokens)?;
-        if max_tokens == Some(0) {
-            return Err(PyValueError::new_err(
-                "tooldec: max_tokens must be at least 1 (None: no default budget)",
-            ));
-        }
-        let d = JsonOptions::default();
-        let json = JsonOptions {
-            max_ws: count("max_ws", max_ws)?.unwrap_or(d.max_ws),
-            max_depth: count("max_depth", max_depth)?.unwrap_or(d.max_depth),
-            open_objects,
-            any_order: count("any_order", any_order)?.unwrap_or(d.any_order),
-            max_recursion: count("max_recursion", max_recursion)?.unwrap_or(d.max_recursion),
-            any_depth: count("any_depth", any_depth)?.unwrap_or(d.any_depth),
-            max_count: count("max_count", max_count)?.unwrap_or(d.max_count),
-            relax,
-        };
-        let o = Options::default();
-        let (format, entry, dialect) = (format.to_owned(), entry.map(str::to_owned), dialect);
-        let dialect: spec::Dialect = dialect.parse().map_err(|e| compile_error(&e))?;
-        let base = Options {
-            json,
-            max_states: count("max_states", max_states)?.unwrap_or(o.max_states),
-            max_nfa_states: count("max_nfa_states", max_nfa_states)?.unwrap_or(o.max_nfa_states),
-            mask_width: count("vocab_size", vocab_size)?,
-            zstd_level: None,
-            threads: count("threads", threads)?.unwrap_or(o.threads),
-            max_tokens,
-            regions: !no_regions,
-            format: o.format,
-        };
-        let parse = spec::ParseOptions {
+        let request = Request::new(
+            py,
+            tools,
+            format,
+            entry,
             dialect,
-            collisions: if rename_collisions {
-                spec::Collisions::Rename
-            } else {
-                spec::Collisions::Error
-            },
-        };
+            max_tokens,
+            vocab_size,
+            max_ws,
+            max_depth,
+            open_objects,
+            any_order,
+            max_recursion,
+            any_depth,
+            max_count,
+            relax,
+            rename_collisions,
+            max_states,
+            max_nfa_states,
+            threads,
+            no_regions,
+        )?;
         let compiler = Arc::clone(&self.inner);
         let loaded = detached(py, "compiling", move || {
-            let format = match &entry {
-                Some(entry) => CallFormat::load(&format)?.only_entry(entry)?,
-                None => CallFormat::load(&format)?,
-            };
-            let opts = Options { format, ..base };
-            let set = spec::parse_with(&file, &text, &parse)?;
+            let (set, opts) = request.load()?;
             compiler.compile(&set, &opts)
         })?;
         Ok(Artifact {
             shared: loaded.grammar,
             path: None,
         })
+    }
+
+    /// Starts compiling `tools` (the arguments as for `compile`) and
+    /// returns a `Pending` at once, whose matchers serve their first masks
+    /// before the artifact is there: computed on demand from the grammar,
+    /// equal to the artifact's, while the rest of the compile runs on a
+    /// thread of its own. Errors in the tool list or the options raise
+    /// `ValueError` here, as `compile` does. `deferred=True` starts no
+    /// thread: the rest of the compile runs on the first call that needs
+    /// the artifact (`wait`, or a matcher whose next mask only the artifact
+    /// can tell), in that caller's thread.
+    #[pyo3(signature = (
+        tools, *, format="react", entry=None, dialect="auto", max_tokens=None,
+        vocab_size=None, max_ws=None, max_depth=None, open_objects=false, any_order=None,
+        max_recursion=None, any_depth=None, max_count=None, relax=false,
+        rename_collisions=false, max_states=None, max_nfa_states=None, threads=None,
+        no_regions=false, deferred=false
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn start(
+        &self,
+        py: Python<'_>,
+        tools: &Bound<'_, PyAny>,
+        format: &str,
+        entry: Option<&str>,
+        dialect: &str,
+        max_tokens: Option<i64>,
+        vocab_size: Option<i64>,
+        max_ws: Option<i64>,
+        max_depth: Option<i64>,
+        open_objects: bool,
+        any_order: Option<i64>,
+        max_recursion: Option<i64>,
+        any_depth: Option<i64>,
+        max_count: Option<i64>,
+        relax: bool,
+        rename_collisions: bool,
+        max_states: Option<i64>,
+        max_nfa_states: Option<i64>,
+        threads: Option<i64>,
+        no_regions: bool,
+        deferred: bool,
+    ) -> PyResult<Pending> {
+        let request = Request::new(
+            py,
+            tools,
+            format,
+            entry,
+            dialect,
+            max_tokens,
+            vocab_size,
+            max_ws,
+            max_depth,
+            open_objects,
+            any_order,
+            max_recursion,
+            any_depth,
+            max_count,
+            relax,
+            rename_collisions,
+            max_states,
+            max_nfa_states,
+            threads,
+            no_regions,
+        )?;
+        let compiler = Arc::clone(&self.inner);
+        let (pending, width) = detached(py, "starting a compile", move || {
+            let (set, opts) = request.load()?;
+            let width = opts.mask_width.unwrap_or(compiler.vocab().len() as u32);
+            let pending = if deferred {
+                compiler.start_deferred(&set, &opts)?
+            } else {
+                compiler.start(&set, &opts)?
+            };
+            Ok((pending, width))
+        })?;
+        Ok(Pending::new(pending, width as usize))
     }
 
     /// Bytes of reused parts and kept artifacts the compiler holds now.

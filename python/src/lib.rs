@@ -7,7 +7,8 @@
 //! buffer protocol, torch through `data_ptr()`), in the layout vLLM, SGLang
 //! and XGrammar use: `ceil(vocab / 32)` words per row, bit `t % 32` of word
 //! `t / 32` set = token `t` allowed. A [`compile::Compiler`] compiles tool
-//! lists into artifacts in the process (`compile.rs`).
+//! lists into artifacts in the process (`compile.rs`); its `start` serves
+//! masks before the artifact is there ([`pending::Pending`], `pending.rs`).
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::path::PathBuf;
@@ -387,23 +388,8 @@ fn new_matcher(
     max_tokens: Option<i64>,
     max_rollback: i64,
 ) -> PyResult<Matcher> {
-    let rollback = usize::try_from(max_rollback)
-        .ok()
-        .filter(|&n| n <= 1 << 20)
-        .ok_or_else(|| {
-            PyValueError::new_err(format!(
-                "tooldec: max_rollback must be between 0 and {} (got {max_rollback})",
-                1 << 20
-            ))
-        })?;
-    let budget = match max_tokens {
-        None => None,
-        Some(n) => Some(u32::try_from(n).map_err(|_| {
-            PyValueError::new_err(format!(
-                "tooldec: max_tokens must be a non-negative 32-bit count (got {n})"
-            ))
-        })?),
-    };
+    let rollback = rollback_capacity(max_rollback)?;
+    let budget = budget_arg("max_tokens", max_tokens)?;
     if let Some(name) = entry {
         if shared.grammar().entry_state(name).is_none() {
             let names: Vec<_> = shared.grammar().entries().map(|(n, _)| n).collect();
@@ -416,6 +402,34 @@ fn new_matcher(
         .matcher(entry, budget, rollback)
         .map_err(|e| value_error(&e))?;
     Ok(Matcher { inner })
+}
+
+/// A matcher's `max_rollback` from Python: at most 2^20 tokens (the
+/// history is allocated up front).
+fn rollback_capacity(max_rollback: i64) -> PyResult<usize> {
+    usize::try_from(max_rollback)
+        .ok()
+        .filter(|&n| n <= 1 << 20)
+        .ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "tooldec: max_rollback must be between 0 and {} (got {max_rollback})",
+                1 << 20
+            ))
+        })
+}
+
+/// A matcher's token budget from Python, the argument `name` (`None`:
+/// the default).
+fn budget_arg(name: &str, budget: Option<i64>) -> PyResult<Option<u32>> {
+    budget
+        .map(|n| {
+            u32::try_from(n).map_err(|_| {
+                PyValueError::new_err(format!(
+                    "tooldec: {name} must be a non-negative 32-bit count (got {n})"
+                ))
+            })
+        })
+        .transpose()
 }
 
 // ---------------------------------------------------------------------------
@@ -675,6 +689,22 @@ impl Rows {
             })
     }
 
+    /// Row `index`, checked to exist and to hold a mask of `mask_words`
+    /// words (`mask_width` tokens): what a single-row fill writes into.
+    fn checked_row(
+        &mut self,
+        index: i64,
+        mask_words: usize,
+        mask_width: usize,
+    ) -> PyResult<&mut [u32]> {
+        self.check_width(mask_words, mask_width)?;
+        let i = self.check_row(index)?;
+        // SAFETY: `i` was checked; the memory is alive while `self` is (the
+        // caller's object and, for buffers, our export), and the `&mut self`
+        // borrow makes this the only slice over it.
+        Ok(unsafe { Rows::row(SendPtr(self.ptr), self.stride, self.words, i) })
+    }
+
     /// Row `i` (checked by the caller).
     ///
     /// # Safety
@@ -723,14 +753,9 @@ impl Matcher {
     /// `data_ptr()`.
     #[pyo3(signature = (bitmask, index=0))]
     fn fill_next_token_bitmask(&self, bitmask: &Bound<'_, PyAny>, index: i64) -> PyResult<()> {
-        let rows = Rows::of(bitmask)?;
+        let mut rows = Rows::of(bitmask)?;
         let g = self.inner.grammar();
-        rows.check_width(g.mask_words(), g.mask_width())?;
-        let i = rows.check_row(index)?;
-        // SAFETY: `i` was checked, the memory is alive for this call (the
-        // caller's object and, for buffers, our export), and this is the
-        // only slice over it.
-        let row = unsafe { Rows::row(SendPtr(rows.ptr), rows.stride, rows.words, i) };
+        let row = rows.checked_row(index, g.mask_words(), g.mask_width())?;
         let ok = self.inner.try_fill_mask(row);
         debug_assert!(ok);
         Ok(())
@@ -1012,6 +1037,7 @@ fn fill_next_token_bitmask_batch(
 mod cli;
 mod compile;
 mod fingerprint;
+mod pending;
 
 /// The Python module `tooldec._tooldec`.
 #[pymodule]
@@ -1019,6 +1045,8 @@ fn _tooldec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Artifact>()?;
     m.add_class::<Matcher>()?;
     m.add_class::<compile::Compiler>()?;
+    m.add_class::<pending::Pending>()?;
+    m.add_class::<pending::PendingMatcher>()?;
     m.add_class::<fingerprint::PyFingerprint>()?;
     m.add_function(wrap_pyfunction!(
         fingerprint::tokenizer_json_fingerprint,

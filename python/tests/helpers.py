@@ -1,9 +1,12 @@
-"""Shared test helpers: random logits, sampling, decoding, call checking."""
+"""Shared test helpers: random logits, sampling, decoding, call checking,
+and comparing two artifacts mask by mask."""
 
 import json
 import re
 
 import numpy as np
+
+import tooldec
 
 
 def random_logits(rng, batch, width, eos_ids=(), eos_boost=3.0):
@@ -175,3 +178,55 @@ class GreedyTokenizer:
 
     def decode(self, ids):
         return decode(self.artifact, ids).decode("utf-8", "replace")
+
+
+def walk(a, b, rng, budget, entry, max_steps):
+    """One random walk that follows ``a``'s masks, requiring ``b``'s
+    masks to be the same at every step; returns the tokens."""
+    width = a.mask_width
+    ma = a.matcher(entry=entry, max_tokens=budget)
+    mb = b.matcher(entry=entry, max_tokens=budget)
+    bm = tooldec.allocate_token_bitmask(2, width)
+    tokens = []
+    for step in range(max_steps):
+        ma.fill_next_token_bitmask(bm, 0)
+        mb.fill_next_token_bitmask(bm, 1)
+        assert np.array_equal(bm[0], bm[1]), f"masks differ at step {step} after {tokens}"
+        if ma.is_terminated():
+            assert mb.is_terminated()
+            break
+        logits = random_logits(rng, 1, width, a.eos_token_ids)
+        tooldec.apply_token_bitmask(logits, bm[:1])
+        t = sample(rng, logits)[0]
+        assert ma.accept_token(t), t
+        assert mb.accept_token(t), t
+        tokens.append(t)
+    return tokens
+
+
+def assert_same(a, b, walks=6, seed=0, max_steps=160, ignore=()):
+    """``a`` and ``b`` are the same artifact: metadata (less the keys in
+    ``ignore``), vocabulary, widths, and masks along random walks, half of
+    them under a token budget, from every entry."""
+    ma, mb = a.metadata, b.metadata
+    for k in ignore:
+        ma.pop(k, None)
+        mb.pop(k, None)
+    assert ma == mb
+    assert (a.mask_width, a.token_count, a.eos_token_ids, a.vocab_fingerprint) == (
+        b.mask_width,
+        b.token_count,
+        b.eos_token_ids,
+        b.vocab_fingerprint,
+    )
+    assert (a.entries, a.tools, a.min_tokens, a.max_tokens) == (
+        b.entries,
+        b.tools,
+        b.min_tokens,
+        b.max_tokens,
+    )
+    rng = np.random.default_rng(seed)
+    entries = a.entries
+    for w in range(walks):
+        budget = None if w % 2 == 0 else max(a.min_tokens + 24, 48)
+        walk(a, b, rng, budget, entries[w % len(entries)], max_steps)

@@ -18,6 +18,11 @@ Or compile a tool list in the process, for a tokenizer, without the CLI::
     c = tooldec.Compiler("Qwen2.5-7B-Instruct/tokenizer.json")  # or a tokenizer object
     art = c.compile(tools, format="hermes")   # an OpenAI tools list, or any other dialect
 
+A new tool list's first masks need not wait for its artifact:
+``c.start(tools, format="hermes")`` returns a ``Pending`` whose
+``matcher()`` serves masks computed on demand (equal to the artifact's)
+while the artifact is built on a thread; ``wait()`` returns the artifact.
+
 An artifact only fits the tokenizer it was compiled for:
 ``tooldec.vocab_fingerprint(tokenizer)`` computes a tokenizer's vocabulary
 fingerprint (from a transformers fast tokenizer, a ``tokenizers.Tokenizer``
@@ -37,6 +42,8 @@ try:
         Compiler,
         Fingerprint,
         Matcher,
+        Pending,
+        PendingMatcher,
         __version__,
         fill_next_token_bitmask_batch,
     )
@@ -59,6 +66,8 @@ __all__ = [
     "Compiler",
     "Fingerprint",
     "Matcher",
+    "Pending",
+    "PendingMatcher",
     "DEFAULT_MAX_ROLLBACK",
     "fill_next_token_bitmask_batch",
     "allocate_token_bitmask",

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+pub mod ffi;
+
 /// The capi crate's directory.
 pub fn capi_dir() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
