@@ -161,40 +161,39 @@ fn mask_table(crossed: &Masks, n_tokens: u32) -> Result<(MasksBuilder, MaskForms
     let base_of = delta_bases(crossed);
     let mut forms = MaskForms::default();
     let mut table = MasksBuilder::new();
+    let words = crossed.mask_words;
     for (id, m) in masks.iter().enumerate() {
-        let allowed: u32 = m.iter().map(|w| w.count_ones()).sum();
-        let words = m.len();
+        let allowed: u32 = m.iter().map(|&(_, w)| w.count_ones()).sum();
         let denied = n_tokens - allowed;
-        let ids = |want: bool| {
-            set_bits(m.iter().map(move |&w| if want { w } else { !w }))
-                .take_while(move |&t| t < n_tokens)
-        };
         // A list costs a clear of the whole buffer plus one store per id,
         // a dense mask one copy: past an eighth of the dense size a list is
         // slower to serve than the copy, so it is stored dense.
         let list_max = words / LIST_FRACTION;
         // A delta costs its base's fill plus one store per id.
         let delta = base_of[id].map(|b| {
-            let base = &masks[b as usize];
-            debug_assert!(m.iter().zip(base).all(|(x, y)| x & !y == 0));
-            let removed: u32 = m.iter().zip(base).map(|(x, y)| (y & !x).count_ones()).sum();
-            (b, removed)
+            let removed = minus(&masks[b as usize], m);
+            (b, removed.map(|(_, w)| w.count_ones()).sum::<u32>())
         });
         if let Some((b, _)) =
             delta.filter(|&(_, r)| (r as usize) < list_max && r < allowed.min(denied))
         {
-            let base = &masks[b as usize];
-            let removed = set_bits(base.iter().zip(m).map(|(&y, &x)| y & !x));
+            let removed = set_bits(minus(&masks[b as usize], m));
             table.push(kind::DELTA, std::iter::once(b).chain(removed))?;
             forms.delta += 1;
         } else if (allowed as usize) <= list_max && allowed <= denied {
-            table.push(kind::ALLOW, ids(true))?;
+            let ids = set_bits(m.iter().copied()).take_while(|&t| t < n_tokens);
+            table.push(kind::ALLOW, ids)?;
             forms.allow += 1;
         } else if (denied as usize) <= list_max {
-            table.push(kind::DENY, ids(false))?;
+            let dense = crate::cross::dense(m, words);
+            let complement = dense.iter().enumerate().map(|(i, &w)| (i as u32, !w));
+            table.push(
+                kind::DENY,
+                set_bits(complement).take_while(|&t| t < n_tokens),
+            )?;
             forms.deny += 1;
         } else {
-            table.push(kind::DENSE, m.iter().copied())?;
+            table.push(kind::DENSE, crate::cross::dense(m, words))?;
             forms.dense += 1;
         }
     }
@@ -202,18 +201,33 @@ fn mask_table(crossed: &Masks, n_tokens: u32) -> Result<(MasksBuilder, MaskForms
     Ok((table, forms))
 }
 
-/// The ids of the set bits of a bitmask given word by word, ascending:
-/// one step per word and per set bit, not per id (a mask is 4,000 words
-/// of 128k ids, most of them zero in a list-stored mask).
-fn set_bits(words: impl Iterator<Item = u32>) -> impl Iterator<Item = u32> {
-    words.enumerate().flat_map(|(i, mut w)| {
+/// The ids of the set bits of a bitmask given as `(index, word)` pairs,
+/// ascending: one step per word and per set bit, not per id (a mask is
+/// 4,000 words of 128k ids, most of them zero in a list-stored mask).
+fn set_bits(words: impl Iterator<Item = (u32, u32)>) -> impl Iterator<Item = u32> {
+    words.flat_map(|(i, mut w)| {
         std::iter::from_fn(move || {
             (w != 0).then(|| {
                 let bit = w.trailing_zeros();
                 w &= w - 1;
-                (i as u32) << 5 | bit
+                i << 5 | bit
             })
         })
+    })
+}
+
+/// `base & !m` word by word over `base`'s nonzero words, both given as
+/// their nonzero `(index, word)` pairs, ascending (`m` allows a subset of
+/// `base`'s tokens).
+fn minus<'a>(base: &'a [(u32, u32)], m: &'a [(u32, u32)]) -> impl Iterator<Item = (u32, u32)> + 'a {
+    let mut j = 0;
+    base.iter().map(move |&(i, y)| {
+        while j < m.len() && m[j].0 < i {
+            j += 1;
+        }
+        let x = m.get(j).filter(|p| p.0 == i).map_or(0, |p| p.1);
+        debug_assert!(x & !y == 0, "a delta's mask is not a subset of its base");
+        (i, y & !x)
     })
 }
 

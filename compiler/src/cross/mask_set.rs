@@ -4,7 +4,7 @@
 //! masks of a tool grammar set a handful of them: a quote, a key, a digit.
 //! Pass 3 builds a few masks per state, and clearing, combining, hashing
 //! and comparing them word by word cost more than the walks that find
-//! their tokens (DESIGN.md §12). A [`Building`] mask remembers which words
+//! their tokens (DESIGN.md §5). A [`Building`] mask remembers which words
 //! it set, and a [`MaskSet`] keeps each distinct mask as its nonzero words.
 
 use std::collections::HashMap;
@@ -129,7 +129,7 @@ impl MaskSet {
 }
 
 /// The dense form of a mask kept as its nonzero words.
-pub(super) fn dense(nonzero: &[(u32, u32)], words: usize) -> Vec<u32> {
+pub fn dense(nonzero: &[(u32, u32)], words: usize) -> Vec<u32> {
     let mut out = vec![0; words];
     for &(i, w) in nonzero {
         out[i as usize] = w;

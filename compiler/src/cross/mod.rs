@@ -45,6 +45,7 @@ use crate::automaton::dfa::{Dfa, DEAD};
 use crate::automaton::machine::ToolNames;
 use crate::error::{Error, ErrorKind};
 use crate::vocab::{TokenText, Vocab};
+pub use mask_set::dense;
 use mask_set::{Building, MaskSet};
 pub use on_demand::{OnDemand, Step};
 use regions::{RegionCache, Walks};
@@ -141,8 +142,12 @@ const TOOL_DISTANCE_WORK: usize = 1 << 28;
 
 /// The distinct masks, and per state its mask, distance and tiers.
 pub struct Masks {
-    /// Every distinct mask, numbered in state order of first use.
-    pub masks: Vec<Vec<u32>>,
+    /// Every distinct mask as its nonzero words `(index, word)`,
+    /// ascending, numbered in state order of first use ([`dense`] gives
+    /// the bitmask).
+    pub masks: Vec<Vec<(u32, u32)>>,
+    /// The words of a dense mask.
+    pub mask_words: usize,
     /// Per state: its unbudgeted (top tier) mask.
     pub state_mask: Vec<u32>,
     /// Per state: the fewest tokens to acceptance, [`NO_DISTANCE`] if none.
@@ -262,10 +267,11 @@ pub fn masks(
     let (blocks, tierers) = cross.tiered_masks(&succ, &distance, vocab, mask_words, threads);
     let tier_visits: usize = tierers.iter().map(|w| w.visited).sum();
     let sets: Vec<MaskSet> = tierers.into_iter().map(|w| w.set).collect();
-    let numbered = number_masks(dfa.n_states(), &blocks, sets, mask_words);
+    let numbered = number_masks(dfa.n_states(), &blocks, sets);
     let tools = names.map(|names| cross.tool_tables(names, &succ, &distance, threads));
     Ok(Masks {
         masks: numbered.masks,
+        mask_words,
         state_mask: numbered.state_mask,
         distance,
         top_tier: numbered.top_tier,
@@ -1066,7 +1072,7 @@ impl Cross<'_> {
 
 /// The masks and per-state tables of [`Masks`], with global mask ids.
 struct Numbered {
-    masks: Vec<Vec<u32>>,
+    masks: Vec<Vec<(u32, u32)>>,
     state_mask: Vec<u32>,
     top_tier: Vec<u32>,
     tier_index: Vec<u32>,
@@ -1075,12 +1081,7 @@ struct Numbered {
 
 /// Numbers the threads' masks in state order (a state's top mask, then its
 /// tiers), so the ids do not depend on which thread took which block.
-fn number_masks(
-    n: usize,
-    blocks: &[(usize, Vec<Tiered>)],
-    sets: Vec<MaskSet>,
-    mask_words: usize,
-) -> Numbered {
+fn number_masks(n: usize, blocks: &[(usize, Vec<Tiered>)], mut sets: Vec<MaskSet>) -> Numbered {
     let mut global: HashMap<(usize, u32), u32> = HashMap::new();
     let mut order: Vec<(usize, u32)> = Vec::new();
     let mut state_mask = Vec::with_capacity(n);
@@ -1121,9 +1122,9 @@ fn number_masks(
         }
         tier_index.push(tiers.len() as u32);
     }
-    let masks: Vec<Vec<u32>> = order
+    let masks = order
         .iter()
-        .map(|&(k, l)| mask_set::dense(&sets[k].list[l as usize], mask_words))
+        .map(|&(k, l)| std::mem::take(&mut sets[k].list[l as usize]))
         .collect();
     Numbered {
         masks,
