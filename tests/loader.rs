@@ -3,7 +3,7 @@
 //! mutated payload happens to pass validation, serving from it must still
 //! not panic (validation guarantees every index the serving path computes).
 //!
-//! Integrity (format version 4): every truncation and every changed byte of
+//! Integrity (format version 4 on): every truncation and every changed byte of
 //! the golden artifacts is refused, by the envelope of a compressed file
 //! before anything is decompressed, and by the payload checksum of a raw
 //! payload. Mutation tests that aim at the structural checks behind the
@@ -356,15 +356,20 @@ fn with_envelope_field(file: &[u8], at: usize, value: u32) -> Vec<u8> {
 #[test]
 fn other_format_versions_are_named() {
     let file = std::fs::read(root("artifacts/weather-gpt2.tdm")).unwrap();
-    let older = "artifact format version 3; this runtime reads version 4 \
-                 (recompile the artifact with this release's tooldec-compile)";
-    let newer = "artifact format version 5; this runtime reads version 4 \
-                 (it needs a newer tooldec runtime)";
+    let (v, before, after) = (layout::VERSION, layout::VERSION - 1, layout::VERSION + 1);
+    let older = format!(
+        "artifact format version {before}; this runtime reads version {v} \
+         (recompile the artifact with this release's tooldec-compile)"
+    );
+    let newer = format!(
+        "artifact format version {after}; this runtime reads version {v} \
+         (it needs a newer tooldec runtime)"
+    );
     // The envelope says so before anything is decompressed.
-    let v3 = with_envelope_field(&file, envelope::AT_VERSION, 3);
-    assert_eq!(message(Artifact::from_bytes(&v3)), older);
-    let v5 = with_envelope_field(&file, envelope::AT_VERSION, 5);
-    assert_eq!(message(Artifact::from_bytes(&v5)), newer);
+    let prev = with_envelope_field(&file, envelope::AT_VERSION, before);
+    assert_eq!(message(Artifact::from_bytes(&prev)), older);
+    let next = with_envelope_field(&file, envelope::AT_VERSION, after);
+    assert_eq!(message(Artifact::from_bytes(&next)), newer);
     // Another version's envelope may have another layout: its version is
     // still read, whatever the rest holds.
     let mut v2 = file.clone();
@@ -372,19 +377,19 @@ fn other_format_versions_are_named() {
     v2[4] = 24;
     assert_eq!(
         message(Artifact::from_bytes(&v2)),
-        older.replace("version 3", "version 2")
+        older.replace(&format!("version {before}"), "version 2")
     );
 
     // A raw payload, and a bare zstd frame (as version 3 and earlier
     // wrote): the payload's header says.
     let mut p = golden().payload().to_vec();
-    p[hdr::VERSION * 4] = 3;
+    p[hdr::VERSION * 4] = before as u8;
     layout::stamp_checksum(&mut p);
     assert_eq!(grammar_message(&p), older);
     assert_eq!(message(Artifact::from_bytes(&p)), older);
     let bare = &tooldec_compiler::artifact::write::compress(&p, 3).unwrap()[envelope::BYTES..];
     assert_eq!(message(Artifact::from_bytes(bare)), older);
-    p[hdr::VERSION * 4] = 5;
+    p[hdr::VERSION * 4] = after as u8;
     layout::stamp_checksum(&mut p);
     assert_eq!(grammar_message(&p), newer);
 
@@ -393,8 +398,11 @@ fn other_format_versions_are_named() {
     d[hdr::VERSION * 4 + 1] ^= 0x40;
     assert_eq!(
         grammar_message(&d),
-        "corrupt artifact: the header's version word reads 16388, but the payload's \
-         checksum holds for version 4: the version word was damaged"
+        format!(
+            "corrupt artifact: the header's version word reads {}, but the payload's \
+             checksum holds for version {v}: the version word was damaged",
+            v ^ 0x4000
+        )
     );
     let mut e = file.clone();
     e[envelope::AT_VERSION] ^= 0x07;

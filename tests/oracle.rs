@@ -423,3 +423,34 @@ fn masks_match_brute_force_with_entries_and_special_tokens() {
         assert!(checked > 10_000, "{format}: only {checked} pairs checked");
     }
 }
+
+/// The artifact's transitions (format 5: live moves only, rows overlaid)
+/// read back as the machine's own moves, for every state and byte.
+#[test]
+fn the_artifact_moves_are_the_machines() {
+    let (path, text) = example("weather.json");
+    let set = spec::parse(&path, &text).unwrap();
+    let vocab = Vocab::builtin_gpt2().unwrap();
+    for format in ["react", "hermes", "qwen3-coder", "llama-pythonic"] {
+        let opts = Options {
+            format: tooldec_compiler::CallFormat::load(format).unwrap(),
+            zstd_level: None,
+            ..Options::default()
+        };
+        let art = compile(&set, &vocab, &opts, &mut |_| {}).unwrap().artifact;
+        let art = tooldec_runtime::Artifact::from_bytes(&art).unwrap();
+        let g = art.grammar();
+        let (machine, _, _) = build_dfa(&set, &opts, &vocab, &mut |_| {}).unwrap();
+        let dfa = machine.dfa;
+        assert_eq!(g.state_count(), dfa.n_states(), "{format}");
+        for s in 0..dfa.n_states() as u32 {
+            for b in 0..=255u8 {
+                assert_eq!(
+                    g.next_state(s, b),
+                    dfa.next(s, b),
+                    "{format}: state {s} byte {b}"
+                );
+            }
+        }
+    }
+}

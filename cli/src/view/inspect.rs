@@ -41,7 +41,7 @@ const SECTIONS: [&str; 15] = [
 /// What each section holds, in a few words.
 const SECTION_WHAT: [&str; 15] = [
     "byte -> class",
-    "state x class -> state",
+    "(state, class) -> state, live moves only",
     "accepting bit and mask id per state",
     "kind, offset and length per mask",
     "the masks' words",

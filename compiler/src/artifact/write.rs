@@ -113,6 +113,7 @@ pub fn payload(input: &Input<'_>) -> Result<(Vec<u8>, MaskForms), Error> {
         budget.push(dist, crossed.top_tier[s], &crossed.tiers[lo..hi]);
     }
     let tools = tools_section(crossed);
+    let transitions = DfaSection::pack(&dfa.trans, dfa.n_classes as u32).map_err(limit)?;
     let payload = Payload {
         header: Header {
             mask_width: input.mask_width,
@@ -123,7 +124,7 @@ pub fn payload(input: &Input<'_>) -> Result<(Vec<u8>, MaskForms), Error> {
         dfa: DfaSection {
             classes: &dfa.classes,
             n_classes: dfa.n_classes as u32,
-            transitions: &dfa.trans,
+            transitions: &transitions,
             states: &states,
         },
         masks: masks.masks(),

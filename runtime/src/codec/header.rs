@@ -210,12 +210,12 @@ fn counts(words: &[u32]) -> Result<(Header, Counts), Error> {
     if n_tokens == 0 {
         return Err(Error::field("token count", 1, 0));
     }
-    if n_states < 2 || n_states >= layout::STATE_ACCEPTING as usize {
+    if !(2..=layout::MAX_STATES).contains(&n_states) {
         return Err(Error::range(
             "state count",
             0,
             n_states as u64,
-            layout::STATE_ACCEPTING as u64,
+            layout::MAX_STATES as u64 + 1,
         ));
     }
     if n_classes == 0 || n_classes > 256 {

@@ -19,8 +19,9 @@ pub const MAGIC: [u8; 8] = *b"TOOLDEC\0";
 /// little-endian machine.
 pub const ENDIAN_CHECK: u32 = 0x0102_FEFF;
 /// Bumped on every incompatible change of this layout (4: the payload
-/// checksum and the envelope of compressed files).
-pub const VERSION: u32 = 4;
+/// checksum and the envelope of compressed files; 5: TRANSITIONS as
+/// overlaid sparse rows).
+pub const VERSION: u32 = 5;
 
 /// Header word indices (FORMAT.md describes each).
 #[allow(missing_docs)]
@@ -53,7 +54,10 @@ pub const HEADER_WORDS: usize = 23;
 pub mod sec {
     /// 256 bytes: the equivalence class of each input byte.
     pub const BYTE_CLASSES: u32 = 1;
-    /// `n_states * n_classes` words: the next state for (state, class).
+    /// `n_states` words, each state's row start (a word index into this
+    /// section, at least `n_states`), then the slots its rows share: the
+    /// move of `(state, class)` is the slot at `row start + class` when
+    /// that slot's class is `class` ([`super::slot`]), else the dead state.
     pub const TRANSITIONS: u32 = 2;
     /// `n_states` words: bit 31 = accepting, bits 0..31 = mask id.
     pub const STATES: u32 = 3;
@@ -119,6 +123,42 @@ pub const NO_DISTANCE: u32 = u32::MAX;
 pub const STATE_ACCEPTING: u32 = 1 << 31;
 /// The dead state: every transition from it leads back to it.
 pub const DEAD_STATE: u32 = 0;
+/// The most states a payload may have: a TRANSITIONS slot holds the target
+/// in 24 bits.
+pub const MAX_STATES: usize = 1 << slot::CLASS_SHIFT;
+
+/// A TRANSITIONS slot: `class << 24 | target`, or 0 when empty.
+///
+/// The rows of all states are overlaid in one array (row displacement):
+/// state `s`'s move on class `c` sits at `row[s] + c`, and the slot names
+/// the class it was written for. Row starts are distinct, so a slot written
+/// for another state at the same position names another class: a lookup
+/// that finds a different class (or an empty slot, target 0) is the dead
+/// state. One dependent load more than a dense table, for the live moves
+/// only (about 5 per state instead of ~100 classes).
+pub mod slot {
+    /// The class sits above the target.
+    pub const CLASS_SHIFT: u32 = 24;
+    /// The target's bits.
+    pub const TARGET: u32 = (1 << CLASS_SHIFT) - 1;
+
+    /// The slot holding the move on `class` to `target`.
+    #[inline]
+    pub const fn new(class: u32, target: u32) -> u32 {
+        class << CLASS_SHIFT | target
+    }
+
+    /// The state a slot leads to on `class`: its target when it was
+    /// written for `class`, else the dead state.
+    #[inline]
+    pub const fn target_on(slot: u32, class: u32) -> u32 {
+        if slot >> CLASS_SHIFT == class {
+            slot & TARGET
+        } else {
+            super::DEAD_STATE
+        }
+    }
+}
 
 /// How a mask's words are stored.
 pub mod kind {

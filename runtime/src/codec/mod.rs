@@ -37,13 +37,15 @@
 //!    before anything else the header says is trusted, so a damaged
 //!    payload is refused as such rather than by whichever structural check
 //!    it happens to trip; then the counts (0 < tokens ≤ vocab size,
-//!    2 ≤ states < 2³¹, 1 ≤ classes ≤ 256, 0 < start < states) and the
+//!    2 ≤ states ≤ 2²⁴, 1 ≤ classes ≤ 256, 0 < start < states) and the
 //!    section count.
 //! 2. **Section table**: each entry's id in order, its start 4-aligned,
 //!    no overlap with what precedes it, its end inside the payload.
-//! 3. **[`Dfa`]**: byte classes below the class count; transitions below
-//!    the state count, row 0 all dead; states' mask ids below the mask
-//!    count, the dead state not accepting.
+//! 3. **[`Dfa`]**: byte classes below the class count; row starts past
+//!    the row-start table, each with a whole row inside TRANSITIONS; slots
+//!    empty or a class below the class count and a live target below the
+//!    state count; the dead state without moves; states' mask ids below
+//!    the mask count, the dead state not accepting.
 //! 4. **[`Masks`]**: each mask inside MASK_DATA; dense masks of the exact
 //!    width with no bit at or past the token count; lists strictly
 //!    ascending below the token count; a delta's base in range and not a
@@ -308,6 +310,9 @@ pub enum WriteError {
     MaskData,
     /// The payload would be this many bytes, over 4 GiB.
     TooLarge(u64),
+    /// The machine has this many states, more than a TRANSITIONS slot
+    /// addresses ([`layout::MAX_STATES`]).
+    States(usize),
 }
 
 impl core::fmt::Display for WriteError {
@@ -317,6 +322,11 @@ impl core::fmt::Display for WriteError {
             WriteError::TooLarge(n) => write!(
                 f,
                 "the artifact would be {n} bytes, over the 4 GiB the format addresses"
+            ),
+            WriteError::States(n) => write!(
+                f,
+                "the machine has {n} states, over the {} the format addresses",
+                layout::MAX_STATES
             ),
         }
     }
