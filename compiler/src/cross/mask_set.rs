@@ -82,18 +82,19 @@ impl Building {
         self.dense = false;
     }
 
-    /// The nonzero words as `(index, word)`, ascending, into `out`.
+    /// Whether any word may be nonzero, or more than a sixteenth are: past
+    /// that, one pass over all the words is cheaper than sorting the
+    /// indices of the nonzero ones.
+    fn is_wide(&self) -> bool {
+        self.dense || self.used.len() * 16 > self.words.len()
+    }
+
+    /// The nonzero words of a mask that is not [wide](Building::is_wide) as
+    /// `(index, word)`, ascending, into `out`.
     fn nonzero(&mut self, out: &mut Vec<(u32, u32)>) {
         out.clear();
-        // Past a sixteenth of the words, one pass over them all is cheaper
-        // than sorting the indices.
-        if self.dense || self.used.len() * 16 > self.words.len() {
-            let words = self.words.iter().enumerate();
-            out.extend(words.filter(|(_, &w)| w != 0).map(|(i, &w)| (i as u32, w)));
-        } else {
-            self.used.sort_unstable();
-            out.extend(self.used.iter().map(|&i| (i, self.words[i as usize])));
-        }
+        self.used.sort_unstable();
+        out.extend(self.used.iter().map(|&i| (i, self.words[i as usize])));
     }
 }
 
@@ -111,19 +112,47 @@ pub(super) struct MaskSet {
 impl MaskSet {
     /// The id of `mask`'s tokens, new or seen before.
     pub fn id(&mut self, mask: &mut Building) -> u32 {
+        if mask.is_wide() {
+            return self.id_dense(&mask.words);
+        }
         mask.nonzero(&mut self.scratch);
         let h = hash_words(&self.scratch);
-        let ids = self.by_hash.entry(h).or_default();
-        if let Some(&id) = ids
-            .iter()
-            .find(|&&id| self.list[id as usize] == self.scratch)
-        {
-            return id;
-        }
+        let scratch = &self.scratch;
+        let found = self.find(h, |stored| stored == scratch.as_slice());
+        found.unwrap_or_else(|| self.insert(h, self.scratch.clone()))
+    }
+
+    /// [`MaskSet::id`] for a [wide](Building::is_wide) mask (a string
+    /// body's: most of the vocabulary). Such masks recur state after
+    /// state, so the words are hashed and compared where they lie and
+    /// collected as pairs only when the mask is new.
+    fn id_dense(&mut self, words: &[u32]) -> u32 {
+        let nonzero = || {
+            words
+                .iter()
+                .enumerate()
+                .filter(|(_, &w)| w != 0)
+                .map(|(i, &w)| (i as u32, w))
+        };
+        let (h, n) = hash_dense(words);
+        let found = self.find(h, |stored| {
+            stored.len() == n && stored.iter().all(|&(i, w)| words[i as usize] == w)
+        });
+        found.unwrap_or_else(|| self.insert(h, nonzero().collect()))
+    }
+
+    fn find(&self, h: u64, equal: impl Fn(&[(u32, u32)]) -> bool) -> Option<u32> {
+        let ids = self.by_hash.get(&h)?;
+        ids.iter()
+            .copied()
+            .find(|&id| equal(&self.list[id as usize]))
+    }
+
+    fn insert(&mut self, h: u64, mask: Vec<(u32, u32)>) -> u32 {
         let id = self.list.len() as u32;
-        self.list.push(self.scratch.clone());
+        self.list.push(mask);
         self.hashes.push(h);
-        ids.push(id);
+        self.by_hash.entry(h).or_default().push(id);
         id
     }
 }
@@ -137,16 +166,32 @@ pub fn dense(nonzero: &[(u32, u32)], words: usize) -> Vec<u32> {
     out
 }
 
-/// A hash of a mask's nonzero words.
+/// A hash of a mask's nonzero words given as `(index, word)` pairs: the
+/// same as [`hash_dense`] gives for the same tokens.
 fn hash_words(words: &[(u32, u32)]) -> u64 {
+    words
+        .iter()
+        .fold(0u64, |h, &(i, w)| h.wrapping_add(mix(i, w)))
+}
+
+/// [`hash_words`] over every word of a mask, and the number of nonzero
+/// words: a sum of each nonzero word's mix, so it needs no branch and no
+/// order over the ~4,000 words of a string body's mask.
+fn hash_dense(words: &[u32]) -> (u64, usize) {
+    let h = words
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| if w != 0 { mix(i as u32, w) } else { 0 })
+        .fold(0u64, u64::wrapping_add);
+    (h, words.iter().filter(|&&w| w != 0).count())
+}
+
+/// One word's share of a mask's hash.
+#[inline]
+fn mix(i: u32, w: u32) -> u64 {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut h = words.len() as u64;
-    for &(i, w) in words {
-        h = (h ^ ((i as u64) << 32 | w as u64))
-            .wrapping_mul(K)
-            .rotate_left(29);
-    }
-    h
+    let x = ((i as u64) << 32 | w as u64).wrapping_mul(K);
+    (x ^ x >> 29).wrapping_mul(K)
 }
 
 #[cfg(test)]
@@ -185,5 +230,29 @@ mod tests {
         d.set(7);
         assert_eq!(set.id(&mut b), set.id(&mut d));
         assert_eq!(dense(&set.list[id as usize], 8)[1], 1 << 8);
+    }
+
+    /// A mask hashes the same from its pairs and from its words.
+    #[test]
+    fn pairs_and_words_hash_alike() {
+        let words: Vec<u32> = (0..500u32)
+            .map(|i| {
+                if i % 3 == 0 {
+                    0
+                } else {
+                    i.wrapping_mul(2_654_435_761)
+                }
+            })
+            .collect();
+        let pairs: Vec<(u32, u32)> = words
+            .iter()
+            .enumerate()
+            .filter(|(_, &w)| w != 0)
+            .map(|(i, &w)| (i as u32, w))
+            .collect();
+        assert_eq!(hash_dense(&words), (hash_words(&pairs), pairs.len()));
+        let mut other = words.clone();
+        other[7] ^= 1;
+        assert_ne!(hash_dense(&other).0, hash_words(&pairs));
     }
 }
