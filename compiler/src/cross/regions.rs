@@ -138,6 +138,14 @@ impl Regions {
         const UNSET: u32 = u32::MAX;
         let members = self.region(dfa, s)?;
         let k = dfa.n_classes;
+        // Both looked up once per state and class: a scan of up to 64
+        // states each was most of the key's cost at 10,000 tools.
+        let mut inside = StateIndex::default();
+        for (i, &m) in members.iter().enumerate() {
+            inside.insert(m, i as u32);
+        }
+        let mut local = StateIndex::default();
+        local.insert(s, 0);
         let mut states = vec![s];
         let mut key = Vec::new();
         // Per byte class, its code from the current state (bytes of one
@@ -157,9 +165,10 @@ impl Regions {
                     let t = dfa.trans[q * k + class];
                     code_of[class] = if t == DEAD {
                         CODE_DEAD
-                    } else if let Some(j) = states.iter().position(|&x| x == t) {
-                        j as u32
-                    } else if members.contains(&t) {
+                    } else if let Some(j) = local.get(t) {
+                        j
+                    } else if inside.get(t).is_some() {
+                        local.insert(t, states.len() as u32);
                         states.push(t);
                         states.len() as u32 - 1
                     } else {
@@ -176,6 +185,47 @@ impl Regions {
             i += 1;
         }
         Some((key, states))
+    }
+}
+
+/// A map from the states of one region (at most [`MAX_REGION_STATES`]) to
+/// small numbers, on the stack: open addressing over twice as many slots.
+struct StateIndex {
+    keys: [u32; 2 * MAX_REGION_STATES],
+    values: [u32; 2 * MAX_REGION_STATES],
+}
+
+impl Default for StateIndex {
+    fn default() -> StateIndex {
+        StateIndex {
+            keys: [u32::MAX; 2 * MAX_REGION_STATES],
+            values: [0; 2 * MAX_REGION_STATES],
+        }
+    }
+}
+
+impl StateIndex {
+    /// The slot of `state`, or the empty slot where it would go.
+    fn slot(&self, state: u32) -> usize {
+        let n = self.keys.len();
+        let mut i = (state.wrapping_mul(0x9E37_79B1) >> 16) as usize % n;
+        while self.keys[i] != state && self.keys[i] != u32::MAX {
+            i = (i + 1) % n;
+        }
+        i
+    }
+
+    fn get(&self, state: u32) -> Option<u32> {
+        let i = self.slot(state);
+        (self.keys[i] == state).then_some(self.values[i])
+    }
+
+    /// Adds `state` (at most [`MAX_REGION_STATES`] in all, so a slot is
+    /// always free).
+    fn insert(&mut self, state: u32, value: u32) {
+        let i = self.slot(state);
+        self.keys[i] = state;
+        self.values[i] = value;
     }
 }
 
@@ -413,5 +463,32 @@ impl RegionCache {
         // A panic elsewhere cannot leave the cache half-written: each
         // change is made under one lock, by calls that do not panic.
         self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A full region's states (spread and clustered ids, as minimization
+    /// numbers them) map back to their numbers; others are absent.
+    #[test]
+    fn state_index_holds_a_full_region() {
+        for ids in [
+            (0..MAX_REGION_STATES as u32).collect::<Vec<_>>(),
+            (0..MAX_REGION_STATES as u32).map(|i| i * 65_536).collect(),
+            (0..MAX_REGION_STATES as u32)
+                .map(|i| 1_000_003 * i + 7)
+                .collect(),
+        ] {
+            let mut index = StateIndex::default();
+            for (i, &s) in ids.iter().enumerate() {
+                index.insert(s, i as u32);
+            }
+            for (i, &s) in ids.iter().enumerate() {
+                assert_eq!(index.get(s), Some(i as u32));
+            }
+            assert_eq!(index.get(ids[MAX_REGION_STATES - 1] + 1), None);
+        }
     }
 }
