@@ -53,6 +53,7 @@ pub fn grid(var: &str, default: &str) -> Vec<String> {
 }
 
 pub mod latency;
+pub mod plot;
 
 pub mod workloads {
     //! Tool sets from the real data, in the compiler's input form.
@@ -246,8 +247,13 @@ pub mod ours {
 
     /// Compiles a workload (zstd level 19, all cores).
     pub fn build(set: &spec::ToolSet, vocab: &Vocab) -> Result<Built, Error> {
+        build_with(set, vocab, &Options::default())
+    }
+
+    /// [`build`] with `opts` (a larger state bound for the 10,000-tool sets).
+    pub fn build_with(set: &spec::ToolSet, vocab: &Vocab, opts: &Options) -> Result<Built, Error> {
         let t = Instant::now();
-        let c = compile(set, vocab, &Options::default(), &mut |_| {})?;
+        let c = compile(set, vocab, opts, &mut |_| {})?;
         Ok(Built {
             compile: t.elapsed(),
             artifact: c.artifact,
