@@ -277,3 +277,63 @@ fn bfcl_early_masks_with_real_tokenizers() {
     eprintln!("{seen:?}");
     assert!(seen.early_masks > 100, "{seen:?}");
 }
+
+/// `n` tools of a few typed parameters each, every name distinct.
+fn many_tools(n: usize) -> ToolSet {
+    let tools: Vec<serde_json::Value> = (0..n)
+        .map(|i| {
+            serde_json::json!({"type": "function", "function": {
+                "name": format!("tool_{i}_lookup"),
+                "parameters": {"type": "object", "properties": {
+                    format!("query_{i}"): {"type": "string"},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+                    "mode": {"enum": ["fast", "full", format!("mode_{i}")]}
+                }, "required": [format!("query_{i}")]}
+            }})
+        })
+        .collect();
+    spec::parse("many.json", &serde_json::Value::Array(tools).to_string()).unwrap()
+}
+
+#[test]
+fn the_first_mask_builds_a_small_part_of_the_dfa() {
+    let vocab = Vocab::builtin_gpt2().unwrap();
+    let compiler = Arc::new(Compiler::new(vocab));
+    let set = many_tools(300);
+    let o = opts("hermes");
+    let pending = compiler.start_deferred(&set, &o).unwrap();
+    let mut m = pending.matcher(None, None, 0).unwrap();
+    let words = mask_words(compiler.vocab().len() as u32);
+    let mut first = vec![0u32; words];
+    m.fill_mask(&mut first).unwrap();
+    assert!(m.is_early());
+    let early = pending.early_states_built().unwrap();
+    let loaded = pending.wait().unwrap();
+    let mut want = vec![0u32; words];
+    loaded.grammar.grammar().matcher().fill_mask(&mut want);
+    assert_eq!(first, want);
+    // The whole subset construction made every state; the first mask only
+    // those its tokens reach.
+    let all = loaded.report.dfa_states;
+    assert!(
+        early * 20 < all,
+        "{early} of {all} DFA states built for the first mask"
+    );
+}
+
+#[test]
+fn the_dfa_state_bound_is_reported_by_the_compile_not_the_start() {
+    let vocab = Vocab::builtin_gpt2().unwrap();
+    let compiler = Arc::new(Compiler::new(vocab));
+    let o = Options {
+        max_states: 60,
+        ..opts("hermes")
+    };
+    let pending = compiler
+        .start_deferred(&example("weather.json"), &o)
+        .expect("lowering is within its bounds");
+    let Err(err) = pending.wait() else {
+        panic!("a grammar over the state bound compiled");
+    };
+    assert!(err.message().contains("60"), "{err}");
+}

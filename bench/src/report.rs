@@ -433,7 +433,7 @@ fn report(args: &[String]) -> Result<(), String> {
     let run = Runs {
         walks: number("--walks", 8)?,
         // The 10,000-tool sets pass the default bound of 2,000,000.
-        max_states: number("--max-states", 4_000_000)?,
+        max_states: number("--max-states", 8_000_000)?,
     };
     let latency_tok = flag(args, "--latency-tokenizer")
         .unwrap_or(if quick { "gpt2" } else { "llama-3.2" })

@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 use tooldec_runtime::layout::mask_words;
 use tooldec_runtime::SharedGrammar;
 
-use crate::automaton::machine::{finish_tools, front_tools};
+use crate::automaton::machine::{finish_tools, front_tools, lower_tools};
 use crate::cross::{OnDemand, Prepared};
 use crate::lower::call_format::Specials;
 use crate::pending::Pending;
@@ -171,9 +171,11 @@ impl Compiler {
     /// what serves its first masks: computed on demand from the grammar's
     /// DFA until the artifact is there, then the artifact's (the same
     /// masks, see [`Pending`]). A set compiled before comes back ready.
-    /// Lowering and determinization run before this returns, so their
-    /// errors (a bad schema, a state bound) come from here; the rest come
-    /// from the matchers or [`Pending::wait`].
+    /// Lowering runs before this returns, so its errors (a bad schema, the
+    /// NFA state bound) come from here; the DFA is built state by state as
+    /// the early masks need it, and determinized whole on the other
+    /// thread, so the rest (the DFA state bound included) come from the
+    /// matchers or [`Pending::wait`].
     pub fn start(self: &Arc<Self>, set: &ToolSet, opts: &Options) -> Result<Pending, Error> {
         self.begin(set, opts, true)
     }
@@ -206,20 +208,22 @@ impl Compiler {
             return Ok(Pending::done(self.clone(), hit.clone()));
         }
         crate::check_width(&self.vocab, &opts)?;
-        let front = front_tools(set, &opts, &self.vocab, &self.specials, &mut |_| {})?;
-        let prepared = self.prepared(&front.specials);
+        let lowered = lower_tools(set, &opts, &self.vocab, &self.specials, &mut |_| {})?;
+        let prepared = self.prepared(&lowered.specials);
         let words = mask_words(opts.mask_width.unwrap_or(self.vocab.len() as u32));
         let early = OnDemand::new(
-            front.dfa.clone(),
-            &front.entries,
-            front.specials.clone(),
+            lowered.nfa.clone(),
+            &lowered.entries,
+            lowered.specials.clone(),
             prepared.clone(),
             words,
+            opts.max_states,
         );
         let pending = Pending::new(self.clone(), early, opts.max_tokens);
         let (me, set) = (self.clone(), set.clone());
         let job: crate::pending::Job = Box::new(move || {
             let progress = &mut |_| {};
+            let front = lowered.determinize_tools(&set, &opts, progress)?;
             let built = finish_tools(front, &set, &opts, progress)?;
             let loaded = load(crate::compile_machine(
                 &set, &me.vocab, &opts, built, &prepared, progress,

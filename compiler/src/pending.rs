@@ -90,6 +90,13 @@ impl Pending {
         self.0.landed.notify_all();
     }
 
+    /// The DFA states built so far to serve early masks (`None`: nothing
+    /// is served early); for tests that check the laziness.
+    #[doc(hidden)]
+    pub fn early_states_built(&self) -> Option<usize> {
+        self.0.early.as_ref().map(OnDemand::states_built)
+    }
+
     /// Whether the artifact (or the compile's error) is there.
     pub fn is_ready(&self) -> bool {
         self.0.result.get().is_some()

@@ -48,6 +48,49 @@ impl std::hash::Hasher for WordHasher {
 /// A map keyed by words, hashed by [`WordHasher`].
 pub(crate) type WordMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<WordHasher>>;
 
+/// What a walk needs of a deterministic automaton: the move from a state
+/// on a byte. A built [`Dfa`] reads its table; a lazy one
+/// ([`crate::automaton::lazy::LazyDfa`]) builds the state's row first.
+pub trait Moves {
+    /// The state `s` moves to on `byte` ([`DEAD`] when it cannot).
+    fn step(&mut self, s: u32, byte: u8) -> u32;
+}
+
+impl Moves for &Dfa {
+    #[inline]
+    fn step(&mut self, s: u32, byte: u8) -> u32 {
+        self.next(s, byte)
+    }
+}
+
+impl<M: Moves + ?Sized> Moves for &mut M {
+    #[inline]
+    fn step(&mut self, s: u32, byte: u8) -> u32 {
+        (**self).step(s, byte)
+    }
+}
+
+/// Byte classes of `nfa`'s ranges, and their number: bytes that no range
+/// boundary separates behave the same.
+pub(crate) fn byte_classes(nfa: &Nfa) -> ([u8; 256], usize) {
+    let mut boundary = [false; 257];
+    for st in &nfa.states {
+        for &(lo, hi, _) in &st.ranges {
+            boundary[lo as usize] = true;
+            boundary[hi as usize + 1] = true;
+        }
+    }
+    let mut classes = [0u8; 256];
+    let mut n = 0usize;
+    for b in 0..256 {
+        if b > 0 && boundary[b] {
+            n += 1;
+        }
+        classes[b] = n as u8;
+    }
+    (classes, n + 1)
+}
+
 /// A deterministic automaton over byte classes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dfa {
@@ -125,23 +168,7 @@ impl Dfa {
         max_states: usize,
         labeled: bool,
     ) -> Result<(Dfa, Vec<Vec<u32>>, Vec<Vec<u32>>), Limit> {
-        // Byte classes: bytes no range boundary separates behave the same.
-        let mut boundary = [false; 257];
-        for st in &nfa.states {
-            for &(lo, hi, _) in &st.ranges {
-                boundary[lo as usize] = true;
-                boundary[hi as usize + 1] = true;
-            }
-        }
-        let mut classes = [0u8; 256];
-        let mut n_classes = 0usize;
-        for b in 0..256 {
-            if b > 0 && boundary[b] {
-                n_classes += 1;
-            }
-            classes[b] = n_classes as u8;
-        }
-        let n_classes = n_classes + 1;
+        let (classes, n_classes) = byte_classes(nfa);
 
         let mut stack = Vec::new();
         let mut seen = vec![u32::MAX; nfa.states.len()];

@@ -74,7 +74,18 @@ pub(crate) fn front_tools(
     specials: &call_format::Specials,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Front, Error> {
-    front(
+    lower_tools(set, opts, vocab, specials, progress)?.determinize_tools(set, opts, progress)
+}
+
+/// The [`LoweredNfa`] of a tool set's grammar.
+pub(crate) fn lower_tools(
+    set: &ToolSet,
+    opts: &Options,
+    vocab: &Vocab,
+    specials: &call_format::Specials,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<LoweredNfa, Error> {
+    lower_nfa(
         || crate::lower::lower_with(set, opts, vocab, specials),
         opts,
         |e| blame(e, set, opts, 0..set.tools.len()),
@@ -131,14 +142,40 @@ pub struct Front {
     pub phases: Phases,
 }
 
+/// What lowering leaves for determinization: the grammar's NFA (shared,
+/// so that masks can be served from it lazily while it is determinized,
+/// see [`crate::Compiler::start`]) and what the artifact needs besides.
+pub struct LoweredNfa {
+    /// The NFA of the whole grammar.
+    pub nfa: std::sync::Arc<nfa::Nfa>,
+    /// Entry rule names; entry `k` starts where `[ENTRY_ESCAPE, k]` leads
+    /// from the start when there are several.
+    pub entries: Vec<String>,
+    /// The special tokens the grammar uses.
+    pub specials: Vec<u32>,
+    relaxed: Vec<String>,
+    phases: Phases,
+}
+
 /// Times `lower` and the NFA build as the "lower" phase, then
 /// determinizes; a state bound exceeded on the way goes through `blame`.
 pub(crate) fn front(
     lower: impl FnOnce() -> Result<call_format::Lowered, Error>,
     opts: &Options,
-    blame: impl FnOnce(Error) -> Error,
+    blame: impl Fn(Error) -> Error,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Front, Error> {
+    lower_nfa(lower, opts, &blame, progress)?.determinize(opts, blame, progress)
+}
+
+/// Times `lower` and the NFA build as the "lower" phase; a state bound
+/// exceeded goes through `blame`.
+fn lower_nfa(
+    lower: impl FnOnce() -> Result<call_format::Lowered, Error>,
+    opts: &Options,
+    blame: impl Fn(Error) -> Error,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<LoweredNfa, Error> {
     let mut phases = Vec::new();
     let t = timed("lower", progress);
     let lowered = lower()?;
@@ -148,28 +185,66 @@ pub(crate) fn front(
     };
     drop(lowered.expr);
     done("lower", t, &mut phases, progress);
-
-    let t = timed("determinize", progress);
-    let (dfa, labels, colors) = match dfa::Dfa::determinize_named(&nfa, opts.max_states) {
-        Ok(dfa) => dfa,
-        Err(limit) => return Err(blame(limit.into())),
-    };
-    let stats = DfaStats {
-        nfa_states: nfa.states.len(),
-        dfa_states: dfa.n_states(),
-    };
-    done("determinize", t, &mut phases, progress);
-    Ok(Front {
-        dfa,
-        labels,
-        colors,
-        regions: nfa.regions,
+    Ok(LoweredNfa {
+        nfa: std::sync::Arc::new(nfa),
         entries: lowered.entries,
         specials: lowered.specials,
         relaxed: lowered.relaxed,
-        stats,
         phases,
     })
+}
+
+impl LoweredNfa {
+    /// [`LoweredNfa::determinize`] for a tool set's grammar.
+    pub(crate) fn determinize_tools(
+        self,
+        set: &ToolSet,
+        opts: &Options,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Front, Error> {
+        self.determinize(opts, |e| blame(e, set, opts, 0..set.tools.len()), progress)
+    }
+
+    /// The subset construction, timed as the "determinize" phase; a state
+    /// bound exceeded goes through `blame`.
+    fn determinize(
+        self,
+        opts: &Options,
+        blame: impl Fn(Error) -> Error,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Front, Error> {
+        let LoweredNfa {
+            nfa,
+            entries,
+            specials,
+            relaxed,
+            mut phases,
+        } = self;
+        let t = timed("determinize", progress);
+        let (dfa, labels, colors) = match dfa::Dfa::determinize_named(&nfa, opts.max_states) {
+            Ok(dfa) => dfa,
+            Err(limit) => return Err(blame(limit.into())),
+        };
+        let stats = DfaStats {
+            nfa_states: nfa.states.len(),
+            dfa_states: dfa.n_states(),
+        };
+        done("determinize", t, &mut phases, progress);
+        // The lazy DFA may still hold the NFA: then its regions are copied.
+        let regions =
+            std::sync::Arc::try_unwrap(nfa).map_or_else(|n| n.regions.clone(), |n| n.regions);
+        Ok(Front {
+            dfa,
+            labels,
+            colors,
+            regions,
+            entries,
+            specials,
+            relaxed,
+            stats,
+            phases,
+        })
+    }
 }
 
 fn timed(name: &'static str, progress: &mut dyn FnMut(Progress)) -> Instant {
@@ -202,7 +277,7 @@ pub fn entry_state(dfa: &dfa::Dfa, entries: usize, k: usize) -> u32 {
 fn build_lowered(
     lower: impl FnOnce() -> Result<call_format::Lowered, Error>,
     opts: &Options,
-    blame: impl FnOnce(Error) -> Error,
+    blame: impl Fn(Error) -> Error,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(Machine, DfaStats, Phases), Error> {
     front(lower, opts, blame, progress)?.finish(opts, progress)

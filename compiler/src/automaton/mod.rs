@@ -1,12 +1,14 @@
 //! The automaton stage: from an [`expr::Expr`] to a minimized byte DFA.
 //!
 //! [`expr`] is the grammar IR, [`nfa`] builds a byte NFA from it, [`dfa`]
-//! determinizes (bounded) and trims it, [`minimize`] minimizes it, and [`region`] carries
+//! determinizes (bounded) and trims it ([`lazy`]: state by state, as walks
+//! reach them), [`minimize`] minimizes it, and [`region`] carries
 //! the names of the parts of a call through all three; [`machine`] runs
 //! them in order on a lowered grammar.
 
 pub mod dfa;
 pub mod expr;
+pub mod lazy;
 pub mod machine;
 pub mod minimize;
 pub mod nfa;

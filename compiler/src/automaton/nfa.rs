@@ -59,6 +59,13 @@ pub struct Nfa {
     pub names: Vec<NameNode>,
 }
 
+impl AsRef<Nfa> for Nfa {
+    /// Itself: so that a lazy DFA can hold an NFA, a reference or an `Arc`.
+    fn as_ref(&self) -> &Nfa {
+        self
+    }
+}
+
 /// Compiles `expr`; fails with [`Limit`] beyond `max_states` NFA states.
 pub fn build(expr: &Expr, max_states: usize) -> Result<Nfa, Limit> {
     let mut b = Builder {

@@ -575,7 +575,7 @@ impl Cross<'_> {
 /// each exit's subtree walked plainly. Returns the trie nodes visited.
 fn walk_from(
     trie: &TokenTrie,
-    dfa: &Dfa,
+    mut dfa: impl crate::automaton::dfa::Moves,
     region: Option<(&regions::Inside, &[u32])>,
     s: u32,
     stack: &mut Vec<u32>,
@@ -592,7 +592,7 @@ fn walk_from(
         let node = node as usize;
         let to = trie.end[node] as usize;
         let before = states[q as usize];
-        visited += trie.walk_subtree(dfa, node, to, before, stack, |next, ids| {
+        visited += trie.walk_subtree(&mut dfa, node, to, before, stack, |next, ids| {
             f(next, Found::Ids(ids))
         });
     }

@@ -18,22 +18,27 @@
 //! 1` bytes from acceptance certainly fits; a mask with any other token is
 //! [`None`] here, and the caller waits for the artifact.
 //!
-//! The DFA is the subset construction's, pruned but not minimized: the
-//! same language from each state, so the same masks.
+//! The DFA is the subset construction's, built lazily state by state as
+//! walks reach it ([`LazyDfa`]): the moves of the pruned DFA, so the same
+//! masks, without determinizing a large grammar before its first mask.
+//! Its fewest bytes to acceptance come from the NFA, as does the check of
+//! which bytes its moves take.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::regions::Regions;
 use super::{walk_from, Found, Prepared};
-use crate::automaton::dfa::{Dfa, DEAD};
-use crate::automaton::machine::entry_state;
+use crate::automaton::dfa::DEAD;
+use crate::automaton::lazy::LazyDfa;
+use crate::automaton::nfa::Nfa;
 use crate::lower::call_format::ENTRY_ESCAPE;
 use crate::vocab::{TokenText, Vocab};
 
 /// A grammar's masks, computed state by state as they are asked for.
 pub struct OnDemand {
-    dfa: Dfa,
+    /// Behind a lock: walks build its states, and matchers of one pending
+    /// compile may serve from several threads.
+    dfa: Mutex<LazyDfa<Arc<Nfa>>>,
     regions: Regions,
     prepared: Arc<Prepared>,
     /// Entry names and their states.
@@ -41,8 +46,6 @@ pub struct OnDemand {
     specials: Vec<u32>,
     mask_words: usize,
     exact: bool,
-    /// Per state the fewest bytes to acceptance, made on first use.
-    bytes_left: OnceLock<Vec<u32>>,
 }
 
 /// What a token does from a state, as [`OnDemand::step`] can tell.
@@ -59,35 +62,39 @@ pub enum Step {
 }
 
 impl OnDemand {
-    /// Masks of `dfa` (determinized, not yet pruned) with the entry names
-    /// `entries` and the special tokens `specials`, over `prepared`'s token
-    /// trie; `None` when the grammar accepts nothing (the full compile
-    /// says so).
+    /// Masks of the grammar of `nfa` with the entry names `entries` and the
+    /// special tokens `specials`, over `prepared`'s token trie, building at
+    /// most `max_states` DFA states; `None` when the grammar accepts
+    /// nothing (the full compile says so).
     pub fn new(
-        mut dfa: Dfa,
+        nfa: Arc<Nfa>,
         entries: &[String],
         specials: Vec<u32>,
         prepared: Arc<Prepared>,
         mask_words: usize,
+        max_states: usize,
     ) -> Option<OnDemand> {
-        if !dfa.prune() {
-            return None;
-        }
+        let mut dfa = LazyDfa::new(nfa, max_states)?;
+        let start = dfa.start();
         let entries = entries
             .iter()
             .enumerate()
-            .map(|(k, name)| (name.clone(), entry_state(&dfa, entries.len(), k)))
+            .map(|(k, name)| match entries.len() {
+                1 => (name.clone(), start),
+                _ => (name.clone(), dfa.walk(start, &[ENTRY_ESCAPE, k as u8])),
+            })
             .collect();
-        let exact = singles_cover(&dfa, &prepared.single);
+        let used = dfa.bytes_used(ENTRY_ESCAPE);
+        let exact = (0..ENTRY_ESCAPE as usize).all(|b| !used[b] || prepared.single[b]);
+        let (classes, n) = dfa.classes();
         Some(OnDemand {
-            regions: Regions::of(&dfa),
-            dfa,
+            regions: Regions::classes(classes, n),
+            dfa: Mutex::new(dfa),
             prepared,
             entries,
             specials,
             mask_words,
             exact,
-            bytes_left: OnceLock::new(),
         })
     }
 
@@ -105,7 +112,7 @@ impl OnDemand {
             None => self.entries.first()?.1,
             Some(name) => self.entries.iter().find(|e| e.0 == name)?.1,
         };
-        (s != DEAD && self.exact && left.is_none_or(|n| self.bytes_left()[s as usize] <= n))
+        (s != DEAD && self.exact && left.is_none_or(|n| self.lock().bytes_left(s) <= n))
             .then_some(s)
     }
 
@@ -116,7 +123,17 @@ impl OnDemand {
 
     /// Whether `s` accepts.
     pub fn accepts(&self, s: u32) -> bool {
-        self.dfa.accept[s as usize]
+        self.lock().accepts(s)
+    }
+
+    /// DFA states built so far (the dead state included).
+    pub fn states_built(&self) -> usize {
+        self.lock().n_states()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, LazyDfa<Arc<Nfa>>> {
+        // A walk only adds whole states: a panicking one leaves it usable.
+        self.dfa.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Writes the mask of `s` with `left` tokens left (`None`: no budget)
@@ -128,24 +145,24 @@ impl OnDemand {
             return false;
         }
         out.fill(0);
+        let mut dfa = self.lock();
         if left != Some(0) {
-            let bytes_left = left.map(|_| self.bytes_left());
-            let most = left.map_or(u32::MAX, |n| n - 1);
-            let mut sure = true;
             let p = &*self.prepared;
             let region = if p.use_regions {
                 self.regions
-                    .key(&self.dfa, s)
+                    .key_in(&mut *dfa, s)
                     .map(|(key, states)| (p.regions.inside(&key, &p.trie), states))
             } else {
                 None
             };
             let region = region.as_ref().map(|(i, st)| (&**i, st.as_slice()));
             let mut stack = Vec::new();
-            walk_from(&p.trie, &self.dfa, region, s, &mut stack, |next, found| {
-                if bytes_left.is_some_and(|b| b[next as usize] > most) {
-                    sure = false;
-                    return;
+            // The states tokens lead to, for the budget (checked after the
+            // walk, which holds the DFA).
+            let mut reached = Vec::new();
+            walk_from(&p.trie, &mut *dfa, region, s, &mut stack, |next, found| {
+                if left.is_some() {
+                    reached.push(next);
                 }
                 match found {
                     Found::Ids(ids) => {
@@ -156,11 +173,12 @@ impl OnDemand {
                     Found::Inside(toks) => toks.or_into(out),
                 }
             });
-            if !sure {
+            let most = left.map_or(u32::MAX, |n| n - 1);
+            if dfa.overflowed() || reached.iter().any(|&t| dfa.bytes_left(t) > most) {
                 return false;
             }
         }
-        if self.accepts(s) {
+        if dfa.accepts(s) {
             for &t in &vocab.eos {
                 out[(t >> 5) as usize] |= 1 << (t & 31);
             }
@@ -185,61 +203,19 @@ impl OnDemand {
             return Step::Refused;
         }
         let text = TokenText::new(vocab, &self.specials);
+        let mut dfa = self.lock();
         let next = match text.get(token) {
-            Some(bytes) => self.dfa.walk(s, bytes),
+            Some(bytes) => dfa.walk(s, bytes),
             None => DEAD,
         };
+        if dfa.overflowed() {
+            return Step::Unknown;
+        }
         match (next, left) {
             (DEAD, _) => Step::Refused,
             (_, None) => Step::To(next),
-            (_, Some(n)) if self.bytes_left()[next as usize] < n => Step::To(next),
+            (_, Some(n)) if dfa.bytes_left(next) < n => Step::To(next),
             _ => Step::Unknown,
         }
     }
-
-    /// Per state the fewest bytes to acceptance (`u32::MAX`: none), by a
-    /// backward breadth-first search; made once, on the first budget.
-    fn bytes_left(&self) -> &[u32] {
-        self.bytes_left.get_or_init(|| {
-            let (dfa, k) = (&self.dfa, self.dfa.n_classes);
-            let n = dfa.n_states();
-            let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
-            for s in 1..n {
-                for &t in &dfa.trans[s * k..(s + 1) * k] {
-                    if t != DEAD && t as usize != s {
-                        preds[t as usize].push(s as u32);
-                    }
-                }
-            }
-            let mut queue: VecDeque<u32> =
-                (1..n as u32).filter(|&s| dfa.accept[s as usize]).collect();
-            let mut dist = vec![u32::MAX; n];
-            for &s in &queue {
-                dist[s as usize] = 0;
-            }
-            while let Some(t) = queue.pop_front() {
-                for &p in &preds[t as usize] {
-                    if dist[p as usize] == u32::MAX {
-                        dist[p as usize] = dist[t as usize] + 1;
-                        queue.push_back(p);
-                    }
-                }
-            }
-            dist
-        })
-    }
-}
-
-/// Whether every text byte (below [`ENTRY_ESCAPE`]) that some move of
-/// `dfa` takes is a token on its own (`single`); bytes of one class move
-/// alike, so a class is checked once.
-fn singles_cover(dfa: &Dfa, single: &[bool; 256]) -> bool {
-    let k = dfa.n_classes;
-    let mut used = vec![false; k];
-    for row in dfa.trans.chunks_exact(k.max(1)).skip(1) {
-        for (c, &t) in row.iter().enumerate() {
-            used[c] |= t != DEAD;
-        }
-    }
-    (0..ENTRY_ESCAPE).all(|b| !used[dfa.classes[b as usize] as usize] || single[b as usize])
 }

@@ -48,6 +48,42 @@ const WIDE_MOVE: u32 = 4;
 const CODE_DEAD: u32 = 0xFFFF;
 const CODE_EXIT: u32 = 0xFFFE;
 
+/// What a region's discovery and key read of an automaton: each state's
+/// row of moves by class, and its number of live bytes. A built [`Dfa`]
+/// reads its table (beside the live counts [`Regions::of`] made); a lazy
+/// one builds rows as they are asked for.
+pub trait Rows {
+    /// The moves of `s`, one per byte class.
+    fn row(&mut self, s: u32) -> &[u32];
+    /// The number of bytes on which `s` moves to a live state.
+    fn live_bytes(&mut self, s: u32) -> u32;
+}
+
+/// A built DFA with its states' live bytes.
+struct Built<'a> {
+    dfa: &'a Dfa,
+    live: &'a [u32],
+}
+
+impl Rows for Built<'_> {
+    fn row(&mut self, s: u32) -> &[u32] {
+        let k = self.dfa.n_classes;
+        &self.dfa.trans[s as usize * k..(s as usize + 1) * k]
+    }
+    fn live_bytes(&mut self, s: u32) -> u32 {
+        self.live[s as usize]
+    }
+}
+
+impl<N: AsRef<crate::automaton::nfa::Nfa>> Rows for crate::automaton::lazy::LazyDfa<N> {
+    fn row(&mut self, s: u32) -> &[u32] {
+        crate::automaton::lazy::LazyDfa::row(self, s)
+    }
+    fn live_bytes(&mut self, s: u32) -> u32 {
+        crate::automaton::lazy::LazyDfa::live_bytes(self, s)
+    }
+}
+
 /// What the regions of one DFA's states are computed from (the DFA is
 /// passed to each call, so that an on-demand walk can keep this beside it).
 pub struct Regions {
@@ -63,30 +99,39 @@ pub struct Regions {
 impl Regions {
     /// The byte counts of `dfa`'s classes and live bytes of its states.
     pub fn of(dfa: &Dfa) -> Regions {
-        let mut class_bytes = vec![0u32; dfa.n_classes];
-        for &c in &dfa.classes {
-            class_bytes[c as usize] += 1;
-        }
+        let mut r = Regions::classes(&dfa.classes, dfa.n_classes);
+        let class_bytes = &r.class_bytes;
         let live = dfa
             .trans
             .chunks_exact(dfa.n_classes.max(1))
             .map(|row| {
                 row.iter()
-                    .zip(&class_bytes)
+                    .zip(class_bytes)
                     .filter(|(&t, _)| t != DEAD)
                     .map(|(_, &b)| b)
                     .sum()
             })
             .collect();
+        r.live = live;
+        r
+    }
+
+    /// What the byte classes `classes` (`n` of them) alone give: for a
+    /// lazy DFA, which counts its states' live bytes itself.
+    pub fn classes(classes: &[u8; 256], n: usize) -> Regions {
+        let mut class_bytes = vec![0u32; n];
+        for &c in classes {
+            class_bytes[c as usize] += 1;
+        }
         let mut class_runs: Vec<(u8, u32)> = Vec::new();
-        for (b, &c) in dfa.classes.iter().enumerate() {
+        for (b, &c) in classes.iter().enumerate() {
             if class_runs.last().is_none_or(|&(_, last)| last != c as u32) {
                 class_runs.push((b as u8, c as u32));
             }
         }
         Regions {
             class_bytes,
-            live,
+            live: Vec::new(),
             class_runs,
         }
     }
@@ -95,8 +140,7 @@ impl Regions {
     /// inside (see [`WIDE_STATE`]), breadth-first in class order, at most
     /// [`MAX_REGION_STATES`], `s` first. `None` when that is `s` alone and
     /// `s` does not move to itself: the plain walk is as cheap.
-    fn region(&self, dfa: &Dfa, s: u32) -> Option<Vec<u32>> {
-        let k = dfa.n_classes;
+    fn region(&self, dfa: &mut impl Rows, s: u32) -> Option<Vec<u32>> {
         let mut states = vec![s];
         let mut widths: Vec<(u32, u32)> = Vec::new();
         let mut looped = false;
@@ -104,7 +148,7 @@ impl Regions {
         while i < states.len() && states.len() < MAX_REGION_STATES {
             let q = states[i] as usize;
             widths.clear();
-            for (c, &t) in dfa.trans[q * k..(q + 1) * k].iter().enumerate() {
+            for (c, &t) in dfa.row(q as u32).iter().enumerate() {
                 if t == DEAD {
                     continue;
                 }
@@ -114,7 +158,7 @@ impl Regions {
                 }
             }
             for &(t, width) in &widths {
-                if width < WIDE_MOVE && self.live[t as usize] < WIDE_STATE {
+                if width < WIDE_MOVE && dfa.live_bytes(t) < WIDE_STATE {
                     continue;
                 }
                 looped |= t == s;
@@ -135,9 +179,15 @@ impl Regions {
     /// run count. The key holds every move between the region's states, so
     /// the walk inside the region is a function of the key.
     pub fn key(&self, dfa: &Dfa, s: u32) -> Option<(Vec<u32>, Vec<u32>)> {
+        let live = &self.live;
+        self.key_in(&mut Built { dfa, live }, s)
+    }
+
+    /// [`Regions::key`] over any [`Rows`] (a lazy DFA's).
+    pub fn key_in(&self, dfa: &mut impl Rows, s: u32) -> Option<(Vec<u32>, Vec<u32>)> {
         const UNSET: u32 = u32::MAX;
         let members = self.region(dfa, s)?;
-        let k = dfa.n_classes;
+        let k = self.class_bytes.len();
         // Both looked up once per state and class: a scan of up to 64
         // states each was most of the key's cost at 10,000 tools.
         let mut inside = StateIndex::default();
@@ -162,7 +212,7 @@ impl Regions {
             for &(b, class) in &self.class_runs {
                 let class = class as usize;
                 if code_of[class] == UNSET {
-                    let t = dfa.trans[q * k + class];
+                    let t = dfa.row(q as u32)[class];
                     code_of[class] = if t == DEAD {
                         CODE_DEAD
                     } else if let Some(j) = local.get(t) {

@@ -1,6 +1,6 @@
 //! The vocabulary's text tokens as one flat trie, and the walks over it.
 
-use crate::automaton::dfa::{Dfa, DEAD};
+use crate::automaton::dfa::{Dfa, Moves, DEAD};
 use crate::vocab::TokenText;
 
 /// All text tokens in a flat depth-first trie.
@@ -95,16 +95,16 @@ impl TokenTrie {
     /// least one); returns the number of trie nodes visited.
     pub fn walk_with(
         &self,
-        dfa: &Dfa,
+        mut dfa: impl Moves,
         state: u32,
         stack: &mut Vec<u32>,
         mut f: impl FnMut(u32, &[u32]),
     ) -> usize {
         let mut visited = 0;
         for &(b, from, to) in &self.roots {
-            visited += match dfa.next(state, b) {
+            visited += match dfa.step(state, b) {
                 DEAD => 1,
-                _ => self.walk_subtree(dfa, from as usize, to as usize, state, stack, &mut f),
+                _ => self.walk_subtree(&mut dfa, from as usize, to as usize, state, stack, &mut f),
             };
         }
         visited
@@ -115,7 +115,7 @@ impl TokenTrie {
     /// subtree): `state` is the state before the first node's byte.
     pub(super) fn walk_subtree(
         &self,
-        dfa: &Dfa,
+        mut dfa: impl Moves,
         from: usize,
         to: usize,
         state: u32,
@@ -136,7 +136,7 @@ impl TokenTrie {
         while i < to {
             visited += 1;
             let d = self.depth[i] as usize;
-            let next = dfa.next(stack[d - 1], self.byte[i]);
+            let next = dfa.step(stack[d - 1], self.byte[i]);
             if next == DEAD {
                 i = self.end[i] as usize;
                 continue;
