@@ -245,7 +245,7 @@ pub mod ours {
         pub compile: Duration,
     }
 
-    /// Compiles a workload (zstd level 19, all cores).
+    /// Compiles a workload (the default options: zstd level 9, all cores).
     pub fn build(set: &spec::ToolSet, vocab: &Vocab) -> Result<Built, Error> {
         build_with(set, vocab, &Options::default())
     }
