@@ -600,10 +600,11 @@ tooldec_status tooldec_compiler_compile(const struct tooldec_compiler *c,
  * Starts compiling the tool list `tools` and stores at once a handle
  * that serves it before its artifact is there: the arguments, the
  * options, the statuses and the errors in the tool list are
- * `tooldec_compiler_compile`'s (lowering and determinizing the grammar
- * run here; what fails later comes from `tooldec_pending_wait` or a
- * pending matcher). The rest of the compile (minimizing, every mask,
- * writing) runs on a thread of its own. Matchers from
+ * `tooldec_compiler_compile`'s (lowering the grammar runs here; what
+ * fails later, the DFA state bound included, comes from
+ * `tooldec_pending_wait` or a pending matcher). The rest of the compile
+ * (determinizing, minimizing, every mask, writing) runs on a thread of
+ * its own. Matchers from
  * `tooldec_pending_matcher_new` serve masks computed on demand from the
  * grammar, equal to the artifact's, until it is there, then the
  * artifact's; `tooldec_pending_wait` gives the artifact, the one

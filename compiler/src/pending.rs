@@ -3,10 +3,11 @@
 //!
 //! A server that gets a new `tools` list wants its first mask at once; the
 //! artifact (every mask precomputed) takes a few times longer than the
-//! first mask alone. [`crate::Compiler::start`] lowers and determinizes
-//! the grammar, hands the rest of the compile to a thread, and returns a
-//! [`Pending`] whose [`PendingMatcher`]s compute each mask from the DFA
-//! and the token trie ([`crate::cross::OnDemand`]) until the artifact is
+//! first mask alone. [`crate::Compiler::start`] lowers the grammar to its
+//! NFA, hands the rest of the compile to a thread, and returns a
+//! [`Pending`] whose [`PendingMatcher`]s compute each mask from a DFA
+//! built as they walk and the token trie ([`crate::cross::OnDemand`])
+//! until the artifact is
 //! there, then replay their tokens on it and serve from it. Every mask and
 //! every decision served early is the artifact's (`tests/pending.rs`
 //! checks both bit for bit); where only the artifact can tell (a budget
