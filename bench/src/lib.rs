@@ -245,9 +245,14 @@ pub mod ours {
         pub compile: Duration,
     }
 
-    /// Compiles a workload (the default options: zstd level 9, all cores).
+    /// Compiles a workload (the default options: zstd level 9, all cores;
+    /// no time or memory limit: a slow build is a figure, not an error).
     pub fn build(set: &spec::ToolSet, vocab: &Vocab) -> Result<Built, Error> {
-        build_with(set, vocab, &Options::default())
+        let opts = Options {
+            limits: tooldec_compiler::Limits::unbounded(),
+            ..Options::default()
+        };
+        build_with(set, vocab, &opts)
     }
 
     /// [`build`] with `opts` (a larger state bound for the 10,000-tool sets).

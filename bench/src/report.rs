@@ -115,6 +115,7 @@ fn child(args: &[String]) -> Result<(), String> {
             })
             .transpose()?
             .unwrap_or(Options::default().max_states),
+        limits: tooldec_compiler::Limits::unbounded(),
         ..Options::default()
     };
     let dir = PathBuf::from(dir);

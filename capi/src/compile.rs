@@ -18,7 +18,9 @@ use std::sync::Arc;
 
 use ::tooldec_compiler::spec::ToolSet;
 use ::tooldec_compiler::vocab::{is_gguf, Vocab};
-use ::tooldec_compiler::{spec, CallFormat, Compiler, Error, ErrorKind, JsonOptions, Options};
+use ::tooldec_compiler::{
+    spec, CallFormat, Compiler, Error, ErrorKind, JsonOptions, Limits, Options,
+};
 use serde_json::Value;
 
 use crate::artifact::{c_path, str_arg, tooldec_artifact};
@@ -388,6 +390,8 @@ unsafe fn text_arg<'a>(
 /// | `max_ws`, `max_depth`, `any_order`, `max_recursion`, `any_depth`, `max_count` | integer | as the flags |
 /// | `open_objects`, `relax`, `rename_collisions`, `no_regions` | boolean | as the flags; false |
 /// | `max_states`, `max_nfa_states`, `threads` | integer | as the flags (`threads` 0: all cores) |
+/// | `time_limit` | number of seconds, 0: none | `--time-limit`; 10 (a compile past it fails with `TOOLDEC_ERR_COMPILE`) |
+/// | `memory_limit` | integer bytes, 0: none | `--memory-limit`; 2 GiB |
 ///
 /// for example `{"format": "hermes", "max_tokens": 256, "vocab_size":
 /// 151936}`. A key that is not one of these, or a value of another type,
@@ -605,6 +609,7 @@ struct Flags {
     threads: usize,
     max_tokens: Option<u32>,
     no_regions: bool,
+    limits: Limits,
 }
 
 /// Every key the options JSON takes, for the message about one it does
@@ -628,6 +633,8 @@ const KEYS: &[&str] = &[
     "max_nfa_states",
     "threads",
     "no_regions",
+    "time_limit",
+    "memory_limit",
 ];
 
 impl Flags {
@@ -647,6 +654,7 @@ impl Flags {
             threads: o.threads,
             max_tokens: None,
             no_regions: false,
+            limits: Limits::engine(),
         };
         if text.trim().is_empty() {
             return Ok(f);
@@ -695,6 +703,11 @@ impl Flags {
                 "max_nfa_states" => f.max_nfa_states = count(key, v)?,
                 "threads" => f.threads = count(key, v)?,
                 "no_regions" => f.no_regions = boolean(key, v)?,
+                "time_limit" => f.limits.time = seconds(key, v)?,
+                "memory_limit" => {
+                    let n: usize = count(key, v)?;
+                    f.limits.memory = (n > 0).then_some(n);
+                }
                 _ => return Err(unknown(key)),
             }
         }
@@ -727,6 +740,7 @@ impl Flags {
             threads: self.threads,
             max_tokens: self.max_tokens,
             regions: !self.no_regions,
+            limits: self.limits,
         };
         Ok((spec::parse_with("tools", tools, &parse)?, opts))
     }
@@ -764,6 +778,15 @@ fn string(key: &str, v: &Value) -> Result<String, String> {
 fn boolean(key: &str, v: &Value) -> Result<bool, String> {
     v.as_bool()
         .ok_or_else(|| format!("\"{key}\" must be true or false, got {}", kind(v)))
+}
+
+/// A time limit in seconds; 0 for none.
+fn seconds(key: &str, v: &Value) -> Result<Option<std::time::Duration>, String> {
+    match v.as_f64() {
+        Some(0.0) => Ok(None),
+        Some(s) if s > 0.0 && s <= 1e9 => Ok(Some(std::time::Duration::from_secs_f64(s))),
+        _ => Err(format!("\"{key}\" must be seconds (0: no limit), got {v}")),
+    }
 }
 
 /// A non-negative integer that fits the flag's type (`T`: an unsigned

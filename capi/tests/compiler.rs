@@ -415,6 +415,26 @@ fn bad_options_are_refused_naming_the_option() {
             TOOLDEC_ERR_COMPILE,
             "/nope/my.tdg",
         ),
+        (
+            r#"{"time_limit": -1}"#,
+            TOOLDEC_ERR_INVALID,
+            "options: \"time_limit\" must be seconds (0: no limit), got -1",
+        ),
+        (
+            r#"{"memory_limit": 1000}"#,
+            TOOLDEC_ERR_COMPILE,
+            "more than the memory budget of 1000 bytes",
+        ),
+        (
+            r#"{"vocab_size": 4294967295}"#,
+            TOOLDEC_ERR_INVALID,
+            "--vocab-size 4294967295 is beyond the 16777216 token ids",
+        ),
+        (
+            r#"{"any_depth": 100000000}"#,
+            TOOLDEC_ERR_INVALID,
+            "--any-depth 100000000 is above its bound",
+        ),
     ];
     for &(options, status, has) in cases {
         let (st, msg) = c_compile(&c, tools.as_bytes(), Some(options))

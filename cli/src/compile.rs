@@ -15,9 +15,23 @@ use clap::Parser;
 use tooldec_compiler::vocab::Vocab;
 use tooldec_compiler::CallFormat;
 use tooldec_compiler::JsonOptions;
-use tooldec_compiler::{compile, spec, Error, ErrorKind, Options, Progress, Report};
+use tooldec_compiler::{
+    compile, limits, spec, Error, ErrorKind, Limits, Options, Progress, Report,
+};
 
 /// Compile a tool list into a token-mask artifact for constrained decoding.
+/// A bound or none, as `--time-limit` and `--memory-limit` read it.
+#[derive(Debug, Clone, Copy)]
+struct Bound<T>(Option<T>);
+
+fn parse_seconds(text: &str) -> Result<Bound<std::time::Duration>, String> {
+    limits::parse_seconds(text).map(Bound)
+}
+
+fn parse_bytes(text: &str) -> Result<Bound<usize>, String> {
+    limits::parse_bytes(text).map(Bound)
+}
+
 #[derive(Parser, Debug)]
 #[command(name = "tooldec-compile", version)]
 struct Args {
@@ -106,6 +120,13 @@ struct Args {
     /// Most NFA states.
     #[arg(long, default_value_t = Options::default().max_nfa_states)]
     max_nfa_states: usize,
+    /// Stop the compile with an error after this many seconds (or none).
+    #[arg(long, value_name = "SECONDS", default_value = "3600", value_parser = parse_seconds)]
+    time_limit: Bound<std::time::Duration>,
+    /// Stop the compile with an error when its automata and masks would
+    /// pass this size: bytes, or 512MiB, 2GiB ... (or none).
+    #[arg(long, value_name = "SIZE", default_value = "16GiB", value_parser = parse_bytes)]
+    memory_limit: Bound<usize>,
     /// zstd compression level (1-22; 19 saves ~10% more bytes at 10-20x the time).
     #[arg(long, default_value_t = 9)]
     zstd_level: i32,
@@ -229,6 +250,11 @@ impl Job {
             threads: args.threads,
             max_tokens: args.max_tokens,
             regions: !args.no_regions,
+            limits: Limits {
+                time: args.time_limit.0,
+                memory: args.memory_limit.0,
+                ..Limits::offline()
+            },
         };
         let shown = args.tools.display().to_string();
         let text = std::fs::read_to_string(&args.tools)

@@ -38,6 +38,7 @@ fn compile_text(what: &str, text: &str, format: &str) -> Vec<u8> {
     let opts = Options {
         format: CallFormat::load(format).unwrap(),
         threads: 1,
+        limits: tooldec_compiler::Limits::offline(),
         ..Default::default()
     };
     compile(&tools, vocab(), &opts, &mut |_| {})

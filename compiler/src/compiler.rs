@@ -19,6 +19,7 @@ use tooldec_runtime::SharedGrammar;
 
 use crate::automaton::machine::{finish_tools, front_tools, lower_tools};
 use crate::cross::{OnDemand, Prepared};
+use crate::limits::{Guard, Limits};
 use crate::lower::call_format::Specials;
 use crate::pending::Pending;
 use crate::spec::ToolSet;
@@ -132,11 +133,13 @@ impl Compiler {
         opts: &Options,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<Compiled, Error> {
-        crate::check_width(&self.vocab, opts)?;
-        let front = front_tools(set, opts, &self.vocab, &self.specials, progress)?;
-        let built = finish_tools(front, set, opts, progress)?;
-        let prepared = self.prepared(&built.0.specials);
-        crate::compile_machine(set, &self.vocab, opts, built, &prepared, progress)
+        crate::check_options(&self.vocab, opts)?;
+        Guard::start(&opts.limits).run(|| {
+            let front = front_tools(set, opts, &self.vocab, &self.specials, progress)?;
+            let built = finish_tools(front, set, opts, progress)?;
+            let prepared = self.prepared(&built.0.specials);
+            crate::compile_machine(set, &self.vocab, opts, built, &prepared, progress)
+        })
     }
 
     /// Compiles `set` into a validated in-memory artifact, ready to serve
@@ -207,8 +210,13 @@ impl Compiler {
         if let Some(hit) = self.artifacts().by_key.get(&key) {
             return Ok(Pending::done(self.clone(), hit.clone()));
         }
-        crate::check_width(&self.vocab, &opts)?;
-        let lowered = lower_tools(set, &opts, &self.vocab, &self.specials, &mut |_| {})?;
+        crate::check_options(&self.vocab, &opts)?;
+        let guard = Guard::start(&opts.limits);
+        let lowered =
+            guard.run(|| lower_tools(set, &opts, &self.vocab, &self.specials, &mut |_| {}))?;
+        // The rest runs on the thread, or later on a matcher's: its clock
+        // goes on from where lowering left it.
+        let lowering = guard.elapsed();
         let prepared = self.prepared(&lowered.specials);
         let words = mask_words(opts.mask_width.unwrap_or(self.vocab.len() as u32));
         let early = OnDemand::new(
@@ -223,11 +231,13 @@ impl Compiler {
         let (me, set) = (self.clone(), set.clone());
         let job: crate::pending::Job = Box::new(move || {
             let progress = &mut |_| {};
-            let front = lowered.determinize_tools(&set, &opts, progress)?;
-            let built = finish_tools(front, &set, &opts, progress)?;
-            let loaded = load(crate::compile_machine(
-                &set, &me.vocab, &opts, built, &prepared, progress,
-            )?)?;
+            let loaded = Guard::resume(&opts.limits, lowering).run(|| {
+                let front = lowered.determinize_tools(&set, &opts, progress)?;
+                let built = finish_tools(front, &set, &opts, progress)?;
+                load(crate::compile_machine(
+                    &set, &me.vocab, &opts, built, &prepared, progress,
+                )?)
+            })?;
             me.keep(key, &loaded);
             Ok(loaded)
         });
@@ -307,6 +317,11 @@ fn load(out: Compiled) -> Result<Loaded, Error> {
 /// Both print deterministically (`Debug` of vectors and structs, no hash
 /// maps), so equal inputs give equal digests.
 fn input_digest(set: &ToolSet, opts: &Options) -> [u8; 32] {
+    // The limits decide whether a compile ends, never what it builds.
+    let opts = Options {
+        limits: Limits::unbounded(),
+        ..opts.clone()
+    };
     let mut h = Sha256::new();
     h.update(format!("{set:?}\u{0}{opts:?}").as_bytes());
     h.finalize().into()

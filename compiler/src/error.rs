@@ -2,6 +2,9 @@
 //! pointer, line:column) in one message, with a kind for programs to match.
 
 use std::fmt;
+use std::time::Duration;
+
+use crate::limits::bytes_text;
 
 /// What class of problem stopped the compilation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +34,9 @@ pub enum ErrorKind {
     Budget,
     /// An artifact cannot be loaded, or lacks what a command asks of it.
     Artifact,
+    /// The compile was cancelled from another thread
+    /// ([`Cancel`](crate::limits::Cancel)).
+    Cancelled,
 }
 
 /// A compile error.
@@ -38,6 +44,8 @@ pub enum ErrorKind {
 pub struct Error {
     kind: ErrorKind,
     message: String,
+    /// The bound behind an error of kind `Limit` or `Cancelled`.
+    limit: Option<Limit>,
 }
 
 impl Error {
@@ -46,7 +54,20 @@ impl Error {
         Error {
             kind,
             message: message.into(),
+            limit: None,
         }
+    }
+
+    /// The same error with another message (more said of where).
+    pub fn with_message(mut self, message: impl Into<String>) -> Error {
+        self.message = message.into();
+        self
+    }
+
+    /// The bound that stopped the compile, for errors that come from one
+    /// (sizes, time, memory, a cancel).
+    pub fn limit(&self) -> Option<Limit> {
+        self.limit
     }
 
     /// What kind of error it is (the command-line tools map it to an exit code).
@@ -68,13 +89,82 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// A size bound that the automaton construction exceeded.
+/// A bound that a compile exceeded: a size, its time or memory budget
+/// ([`crate::limits`]), or a cancel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Limit {
     /// The NFA exceeded this many states (`--max-nfa-states`).
     NfaStates(usize),
     /// The DFA exceeded this many states (`--max-states`).
     DfaStates(usize),
+    /// The compile ran past its time limit during `phase`.
+    Time {
+        /// The phase it was in.
+        phase: &'static str,
+        /// The limit.
+        limit: Duration,
+        /// The region of the grammar (`Nfa::regions`) the phase was
+        /// building, where it knows one.
+        region: Option<u32>,
+    },
+    /// What `phase` holds passed the memory budget.
+    Memory {
+        /// The phase it was in.
+        phase: &'static str,
+        /// What the phase held.
+        bytes: usize,
+        /// The budget.
+        limit: usize,
+        /// As for `Time`.
+        region: Option<u32>,
+    },
+    /// The compile was cancelled during `phase`.
+    Cancelled {
+        /// The phase it was in.
+        phase: &'static str,
+    },
+}
+
+impl Limit {
+    /// The same limit, found while building `region` of the grammar.
+    pub fn in_region(self, at: u32) -> Limit {
+        match self {
+            Limit::Time { phase, limit, .. } => Limit::Time {
+                phase,
+                limit,
+                region: Some(at),
+            },
+            Limit::Memory {
+                phase,
+                bytes,
+                limit,
+                ..
+            } => Limit::Memory {
+                phase,
+                bytes,
+                limit,
+                region: Some(at),
+            },
+            other => other,
+        }
+    }
+
+    /// The region of the grammar being built when the limit was met.
+    pub fn region(&self) -> Option<u32> {
+        match self {
+            Limit::Time { region, .. } | Limit::Memory { region, .. } => *region,
+            _ => None,
+        }
+    }
+
+    /// A size or memory bound, which a part of the schemas may exceed on
+    /// its own (so that blame can look for it); not time or a cancel.
+    pub fn is_size(&self) -> bool {
+        matches!(
+            self,
+            Limit::NfaStates(_) | Limit::DfaStates(_) | Limit::Memory { .. }
+        )
+    }
 }
 
 impl fmt::Display for Limit {
@@ -82,12 +172,35 @@ impl fmt::Display for Limit {
         match self {
             Limit::NfaStates(n) => write!(f, "the NFA exceeds {n} states (raise --max-nfa-states)"),
             Limit::DfaStates(n) => write!(f, "the DFA exceeds {n} states (raise --max-states)"),
+            Limit::Time { phase, limit, .. } => write!(
+                f,
+                "the compile ran past its time limit of {} s during {phase} (raise --time-limit)",
+                limit.as_secs_f64()
+            ),
+            Limit::Memory {
+                phase,
+                bytes,
+                limit,
+                ..
+            } => write!(
+                f,
+                "{phase} needs more than the memory budget of {} ({} so far; raise --memory-limit)",
+                bytes_text(*limit),
+                bytes_text(*bytes)
+            ),
+            Limit::Cancelled { phase } => write!(f, "the compile was cancelled during {phase}"),
         }
     }
 }
 
 impl From<Limit> for Error {
     fn from(l: Limit) -> Error {
-        Error::new(ErrorKind::Limit, format!("grammar too large: {l}"))
+        let mut e = match l {
+            Limit::Cancelled { .. } => Error::new(ErrorKind::Cancelled, l.to_string()),
+            Limit::Time { .. } => Error::new(ErrorKind::Limit, format!("grammar too costly: {l}")),
+            _ => Error::new(ErrorKind::Limit, format!("grammar too large: {l}")),
+        };
+        e.limit = Some(l);
+        e
     }
 }

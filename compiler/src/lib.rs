@@ -41,6 +41,7 @@ pub mod automaton;
 mod compiler;
 mod cross;
 pub mod error;
+pub mod limits;
 pub mod lower;
 mod pending;
 pub mod spec;
@@ -53,6 +54,7 @@ use artifact::write;
 pub use automaton::machine::{build_dfa, build_schema_dfa, DfaStats, Machine, Phases};
 pub use compiler::{Compiler, Loaded, DEFAULT_CACHE_BYTES};
 pub use error::{Error, ErrorKind};
+pub use limits::{Cancel, Limits};
 pub use lower::call_format::{self, CallFormat};
 pub use lower::json::JsonOptions;
 pub use lower::{lower, lower_schema, regex};
@@ -85,6 +87,10 @@ pub struct Options {
     /// `explain` and `draw` use to say where a state is); `false` for
     /// the smallest artifact (`--no-regions`).
     pub regions: bool,
+    /// Time and memory bounds, and a cancel flag (default:
+    /// [`Limits::engine`]; `tooldec-compile` uses [`Limits::offline`]).
+    /// They decide whether a compile ends, never what it builds.
+    pub limits: Limits,
 }
 
 impl Default for Options {
@@ -99,6 +105,7 @@ impl Default for Options {
             threads: 0,
             max_tokens: None,
             regions: true,
+            limits: Limits::default(),
         }
     }
 }
@@ -177,10 +184,12 @@ pub fn compile(
     opts: &Options,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Compiled, Error> {
-    check_width(vocab, opts)?;
-    let built = build_dfa(set, opts, vocab, progress)?;
-    let prepared = one_off(vocab, &built.0.specials);
-    compile_machine(set, vocab, opts, built, &prepared, progress)
+    check_options(vocab, opts)?;
+    limits::Guard::start(&opts.limits).run(|| {
+        let built = build_dfa(set, opts, vocab, progress)?;
+        let prepared = one_off(vocab, &built.0.specials);
+        compile_machine(set, vocab, opts, built, &prepared, progress)
+    })
 }
 
 /// What the crossing needs of the vocabulary, built for one compile
@@ -193,10 +202,58 @@ fn one_off(vocab: &Vocab, specials: &[u32]) -> cross::Prepared {
     )
 }
 
-/// Refuses a mask width narrower than the vocabulary.
+/// Refuses options beyond what the compiler can build within its bounds
+/// (each one would make some construction explode: an unrolled count, a
+/// recursion, a mask of unused ids), before anything is built; every
+/// front end (the CLI, the C ABI, Python, a `Compiler`) comes through here.
+fn check_options(vocab: &Vocab, opts: &Options) -> Result<(), Error> {
+    let j = &opts.json;
+    let bounds: [(&str, u64, u64); 7] = [
+        ("--max-ws", j.max_ws.into(), 256),
+        ("--max-depth", j.max_depth as u64, 128),
+        (
+            "--any-depth",
+            j.any_depth as u64,
+            j.max_depth.min(128) as u64,
+        ),
+        ("--max-recursion", j.max_recursion as u64, 32),
+        (
+            "--max-count",
+            j.max_count.into(),
+            lower::json::MAX_POSITIONS,
+        ),
+        ("--max-states", opts.max_states as u64, u32::MAX as u64 - 1),
+        (
+            "--max-nfa-states",
+            opts.max_nfa_states as u64,
+            u32::MAX as u64 - 1,
+        ),
+    ];
+    for (flag, value, most) in bounds {
+        if value > most {
+            return Err(Error::new(
+                ErrorKind::Usage,
+                format!("{flag} {value} is above its bound of {most}"),
+            ));
+        }
+    }
+    check_width(vocab, opts)
+}
+
+/// Refuses a mask width narrower than the vocabulary, or wider than an
+/// artifact addresses (every mask would be megabytes of unused ids).
 fn check_width(vocab: &Vocab, opts: &Options) -> Result<(), Error> {
     let n_tokens = vocab.len() as u32;
     let mask_width = opts.mask_width.unwrap_or(n_tokens);
+    if mask_width as usize > vocab::MAX_TOKENS {
+        return Err(Error::new(
+            ErrorKind::Usage,
+            format!(
+                "--vocab-size {mask_width} is beyond the {} token ids an artifact addresses",
+                vocab::MAX_TOKENS
+            ),
+        ));
+    }
     if mask_width < n_tokens {
         return Err(Error::new(
             ErrorKind::Usage,
@@ -214,9 +271,12 @@ pub fn compile_schema(
     opts: &Options,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Compiled, Error> {
-    let built = build_schema_dfa(set, opts, progress)?;
-    let prepared = one_off(vocab, &built.0.specials);
-    compile_machine(set, vocab, opts, built, &prepared, progress)
+    check_options(vocab, opts)?;
+    limits::Guard::start(&opts.limits).run(|| {
+        let built = build_schema_dfa(set, opts, progress)?;
+        let prepared = one_off(vocab, &built.0.specials);
+        compile_machine(set, vocab, opts, built, &prepared, progress)
+    })
 }
 
 fn compile_machine(

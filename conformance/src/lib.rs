@@ -53,6 +53,9 @@ pub fn report_options(threads: usize) -> Options {
         max_nfa_states: MAX_NFA_STATES,
         zstd_level: None,
         threads,
+        // What `tooldec-compile` compiles: the engine limits would make the
+        // figures depend on the machine's speed.
+        limits: tooldec_compiler::Limits::offline(),
         ..Options::default()
     }
 }

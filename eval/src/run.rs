@@ -108,6 +108,7 @@ pub fn compile_tools(
     let opts = Options {
         format,
         threads: 1,
+        limits: tooldec_compiler::Limits::offline(),
         ..Options::default()
     };
     let t = Instant::now();

@@ -22,7 +22,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 use tooldec_compiler::spec::ToolSet;
 use tooldec_compiler::vocab::{is_gguf, Vocab};
-use tooldec_compiler::{spec, CallFormat, Error, ErrorKind, JsonOptions, Options};
+use tooldec_compiler::{spec, CallFormat, Error, ErrorKind, JsonOptions, Limits, Options};
 
 use crate::pending::Pending;
 use crate::Artifact;
@@ -68,6 +68,24 @@ fn count<T: TryFrom<i64>>(name: &str, v: Option<i64>) -> PyResult<Option<T>> {
             ))
         }),
     }
+}
+
+/// The compile's limits from Python: seconds and bytes, 0 for none, None
+/// for the engine defaults (10 s, 2 GiB).
+fn limits(time_limit: Option<f64>, memory_limit: Option<i64>) -> PyResult<Limits> {
+    let mut l = Limits::engine();
+    if let Some(t) = time_limit {
+        if !(0.0..=1e9).contains(&t) {
+            return Err(PyValueError::new_err(format!(
+                "tooldec: time_limit must be seconds (0: no limit), got {t}"
+            )));
+        }
+        l.time = (t > 0.0).then(|| std::time::Duration::from_secs_f64(t));
+    }
+    if let Some(n) = count::<usize>("memory_limit", memory_limit)? {
+        l.memory = (n > 0).then_some(n);
+    }
+    Ok(l)
 }
 
 /// End-of-sequence tokens from Python: `None`, a token (its string or id),
@@ -207,6 +225,8 @@ impl Request {
         max_nfa_states: Option<i64>,
         threads: Option<i64>,
         no_regions: bool,
+        time_limit: Option<f64>,
+        memory_limit: Option<i64>,
     ) -> PyResult<Request> {
         let (file, text) = tools_text(py, tools)?;
         let max_tokens = count::<u32>("max_tokens", max_tokens)?;
@@ -238,6 +258,7 @@ impl Request {
             max_tokens,
             regions: !no_regions,
             format: o.format,
+            limits: limits(time_limit, memory_limit)?,
         };
         let parse = spec::ParseOptions {
             dialect,
@@ -382,7 +403,9 @@ impl Compiler {
     /// logits size, the mask width), `max_ws`, `max_depth`, `open_objects`,
     /// `any_order`, `max_recursion`, `any_depth`, `max_count`, `relax`,
     /// `rename_collisions`, `max_states`, `max_nfa_states`, `threads`,
-    /// `no_regions`; None: the flag's default. Raises `ValueError` with the
+    /// `no_regions`, `time_limit` (seconds, 0: none; default 10) and
+    /// `memory_limit` (bytes, 0: none; default 2 GiB): a compile past
+    /// either raises `ValueError`; None: the flag's default. Raises `ValueError` with the
     /// compiler's message (naming the place in the list) for a list or
     /// options it cannot compile.
     #[pyo3(signature = (
@@ -390,7 +413,7 @@ impl Compiler {
         vocab_size=None, max_ws=None, max_depth=None, open_objects=false, any_order=None,
         max_recursion=None, any_depth=None, max_count=None, relax=false,
         rename_collisions=false, max_states=None, max_nfa_states=None, threads=None,
-        no_regions=false
+        no_regions=false, time_limit=None, memory_limit=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn compile(
@@ -415,6 +438,8 @@ impl Compiler {
         max_nfa_states: Option<i64>,
         threads: Option<i64>,
         no_regions: bool,
+        time_limit: Option<f64>,
+        memory_limit: Option<i64>,
     ) -> PyResult<Artifact> {
         let request = Request::new(
             py,
@@ -437,6 +462,8 @@ impl Compiler {
             max_nfa_states,
             threads,
             no_regions,
+            time_limit,
+            memory_limit,
         )?;
         let compiler = Arc::clone(&self.inner);
         let loaded = detached(py, "compiling", move || {
@@ -463,7 +490,7 @@ impl Compiler {
         vocab_size=None, max_ws=None, max_depth=None, open_objects=false, any_order=None,
         max_recursion=None, any_depth=None, max_count=None, relax=false,
         rename_collisions=false, max_states=None, max_nfa_states=None, threads=None,
-        no_regions=false, deferred=false
+        no_regions=false, time_limit=None, memory_limit=None, deferred=false
     ))]
     #[allow(clippy::too_many_arguments)]
     fn start(
@@ -488,6 +515,8 @@ impl Compiler {
         max_nfa_states: Option<i64>,
         threads: Option<i64>,
         no_regions: bool,
+        time_limit: Option<f64>,
+        memory_limit: Option<i64>,
         deferred: bool,
     ) -> PyResult<Pending> {
         let request = Request::new(
@@ -511,6 +540,8 @@ impl Compiler {
             max_nfa_states,
             threads,
             no_regions,
+            time_limit,
+            memory_limit,
         )?;
         let compiler = Arc::clone(&self.inner);
         let (pending, width) = detached(py, "starting a compile", move || {

@@ -352,10 +352,21 @@ def test_bad_options_are_value_errors(gpt2, weather_tools):
         (dict(vocab_size=100), "smaller than the tokenizer"),
         (dict(max_ws=-1), "max_ws"),
         (dict(format=str(ROOT / "nope.tdg")), "nope.tdg"),
+        (dict(time_limit=-1.0), "time_limit must be seconds"),
+        (dict(vocab_size=2**32 - 1), "beyond the 16777216 token ids"),
+        (dict(any_depth=10**8), "--any-depth 100000000 is above its bound"),
     ]
     for kwargs, msg in cases:
         with pytest.raises(ValueError, match=msg):
             gpt2.compile(weather_tools, **kwargs)
+    # A compile past its memory budget; a fresh compiler, as a set compiled
+    # before comes back from its cache whatever the limits.
+    with pytest.raises(ValueError, match="memory budget of 1000 bytes"):
+        tooldec.Compiler.gpt2().compile(weather_tools, memory_limit=1000)
+    # 0: no limit; the limits decide whether a compile ends, not what it
+    # builds (tests/hostile.rs compares the bytes).
+    unbounded = gpt2.compile(weather_tools, time_limit=0, memory_limit=0)
+    assert unbounded.metadata_json == gpt2.compile(weather_tools, time_limit=60).metadata_json
     with pytest.raises(TypeError):
         gpt2.compile(weather_tools, "hermes")  # options are keywords
     with pytest.raises(FileNotFoundError, match="nope"):

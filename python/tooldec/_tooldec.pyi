@@ -130,6 +130,8 @@ class Compiler:
         max_nfa_states: Optional[int] = None,
         threads: Optional[int] = None,
         no_regions: bool = False,
+        time_limit: Optional[float] = None,
+        memory_limit: Optional[int] = None,
     ) -> Artifact: ...
     def start(
         self,
@@ -153,6 +155,8 @@ class Compiler:
         max_nfa_states: Optional[int] = None,
         threads: Optional[int] = None,
         no_regions: bool = False,
+        time_limit: Optional[float] = None,
+        memory_limit: Optional[int] = None,
         deferred: bool = False,
     ) -> Pending: ...
     def clear_cache(self) -> None: ...

@@ -206,7 +206,21 @@ impl Dfa {
         let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); n_classes];
         let mut set = Vec::new();
         let mut next = 1usize;
+        // The memory account: the NFA, each set twice (the list and the
+        // index) with its overhead, and the table.
+        let row_bytes = n_classes * 4 + 2 * std::mem::size_of::<Vec<u32>>() + 16;
+        let mut held = nfa.states.len() * crate::automaton::nfa::STATE_BYTES + 2 * row_bytes;
         while next < sets.len() {
+            if let Err(limit) = crate::limits::check("determinize", held) {
+                // Where the construction was: the region of the first NFA
+                // state of the set being expanded that reads a byte.
+                let region = sets[next]
+                    .iter()
+                    .map(|&s| &nfa.states[s as usize])
+                    .find(|st| !st.ranges.is_empty())
+                    .map(|st| st.region);
+                return Err(region.map_or(limit, |r| limit.in_region(r)));
+            }
             for b in buckets.iter_mut() {
                 b.clear();
             }
@@ -240,6 +254,7 @@ impl Dfa {
                             return Err(Limit::DfaStates(max_states));
                         }
                         let id = sets.len() as u32;
+                        held += row_bytes + 8 * set.len();
                         index.insert(set.clone(), id);
                         sets.push(set.clone());
                         trans.extend(std::iter::repeat_n(DEAD, n_classes));

@@ -130,7 +130,9 @@ pub fn intersect(parts: &[Expr], max_states: usize) -> Result<Expr, crate::error
     let mut edges: Vec<Vec<(u8, u8, u32)>> = Vec::new();
     let mut accepting = Vec::new();
     let mut i = 0;
+    let tuple_bytes = 8 * parts.len() + 96;
     while i < tuples.len() {
+        crate::limits::check("lower", tuples.len() * tuple_bytes)?;
         let tuple = tuples[i].clone();
         accepting.push(dfas.iter().zip(&tuple).all(|(d, &s)| d.accept[s as usize]));
         let mut out: Vec<(u8, u8, u32)> = Vec::new();
@@ -256,7 +258,18 @@ pub fn to_regex(e: &Expr) -> Result<String, String> {
     Ok(out)
 }
 
+/// Longest regular expression [`to_regex`] writes: shared nodes are
+/// written out at every use, so a schema whose definitions refer to each
+/// other twice per level doubles it per level.
+pub const MAX_REGEX_BYTES: usize = 64 << 20;
+
 fn write_regex(e: &Expr, out: &mut String) -> Result<(), String> {
+    if out.len() > MAX_REGEX_BYTES {
+        return Err(format!(
+            "the regular expression would be longer than {} MiB",
+            MAX_REGEX_BYTES >> 20
+        ));
+    }
     match e {
         Expr::Automaton(_) => return Err(
             "an automaton (an intersection or a counter) has no regular-expression spelling here"

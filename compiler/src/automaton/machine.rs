@@ -165,7 +165,7 @@ pub(crate) fn front(
     blame: impl Fn(Error) -> Error,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Front, Error> {
-    lower_nfa(lower, opts, &blame, progress)?.determinize(opts, blame, progress)
+    lower_nfa(lower, opts, &blame, progress)?.determinize(opts, &[], blame, progress)
 }
 
 /// Times `lower` and the NFA build as the "lower" phase; a state bound
@@ -202,7 +202,13 @@ impl LoweredNfa {
         opts: &Options,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<Front, Error> {
-        self.determinize(opts, |e| blame(e, set, opts, 0..set.tools.len()), progress)
+        let names: Vec<String> = set.tools.iter().map(|t| format!("{:?}", t.name)).collect();
+        self.determinize(
+            opts,
+            &names,
+            |e| blame(e, set, opts, 0..set.tools.len()),
+            progress,
+        )
     }
 
     /// The subset construction, timed as the "determinize" phase; a state
@@ -210,6 +216,7 @@ impl LoweredNfa {
     fn determinize(
         self,
         opts: &Options,
+        tool_names: &[String],
         blame: impl Fn(Error) -> Error,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<Front, Error> {
@@ -223,7 +230,21 @@ impl LoweredNfa {
         let t = timed("determinize", progress);
         let (dfa, labels, colors) = match dfa::Dfa::determinize_named(&nfa, opts.max_states) {
             Ok(dfa) => dfa,
-            Err(limit) => return Err(blame(limit.into())),
+            Err(limit) => {
+                let e = blame(limit.into());
+                let Some(r) = limit.region() else {
+                    return Err(e);
+                };
+                let tool = |t: u32| {
+                    tool_names
+                        .get(t as usize)
+                        .cloned()
+                        .unwrap_or_else(|| format!("#{t}"))
+                };
+                let at = region::describe(&nfa.regions, r, tool);
+                let message = format!("{e}; it was building {at}");
+                return Err(e.with_message(message));
+            }
         };
         let stats = DfaStats {
             nfa_states: nfa.states.len(),
@@ -312,7 +333,7 @@ impl Front {
         // Name states of different colours are kept apart, so that a
         // one-tool matcher reads each state's colour exactly (DESIGN.md §3).
         let (new_of, names) = if colors.any() {
-            let (new_of, color) = dfa.minimize_colored(&colors.color);
+            let (new_of, color) = dfa.minimize_colored(&colors.color)?;
             let names = ToolNames {
                 tools: Vec::new(),
                 colors: dfa::NameColors {
@@ -322,7 +343,7 @@ impl Front {
             };
             (new_of, Some(names))
         } else {
-            (dfa.minimize(), None)
+            (dfa.minimize()?, None)
         };
         let labels = carry_labels(&labels, &new_of, dfa.n_states());
         done("minimize", t, &mut phases, progress);
@@ -367,7 +388,7 @@ impl Machine {
         let markers: Vec<[u8; 4]> = self
             .specials
             .iter()
-            .map(|&id| call_format::special_marker(id))
+            .filter_map(|&id| call_format::special_marker(id))
             .collect();
         while let Some(s) = stack.pop() {
             let text = (0..call_format::ENTRY_ESCAPE).map(|b| dfa.next(s, b));

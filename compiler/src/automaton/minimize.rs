@@ -8,6 +8,7 @@
 //! spent most of its time on them (DESIGN.md §12).
 
 use crate::automaton::dfa::{Dfa, DEAD, UNREACHED};
+use crate::error::Limit;
 
 impl Dfa {
     /// Merges states with equal languages. Call after [`Dfa::prune`] (or
@@ -15,10 +16,10 @@ impl Dfa {
     /// [`Dfa::renumber`] does. Returns the new number of each old state
     /// ([`UNREACHED`] for none), which carries what is known per state
     /// across.
-    pub fn minimize(&mut self) -> Vec<u32> {
+    pub fn minimize(&mut self) -> Result<Vec<u32>, Limit> {
         let keys: Vec<u32> = self.accept.iter().map(|&a| a as u32).collect();
-        let blocks = self.refine(&keys);
-        self.quotient(&blocks)
+        let blocks = self.refine(&keys)?;
+        Ok(self.quotient(&blocks))
     }
 
     /// [`Dfa::minimize`] keeping states of different colours apart
@@ -26,7 +27,7 @@ impl Dfa {
     /// coarsest quotient in which merged states have the same language and
     /// the same colour along every path. Returns the new number of each
     /// old state, and each new state's colour.
-    pub fn minimize_colored(&mut self, colors: &[u32]) -> (Vec<u32>, Vec<u32>) {
+    pub fn minimize_colored(&mut self, colors: &[u32]) -> Result<(Vec<u32>, Vec<u32>), Limit> {
         let keys: Vec<u32> = colors
             .iter()
             .zip(&self.accept)
@@ -36,7 +37,7 @@ impl Dfa {
                 c << 1 | a as u32
             })
             .collect();
-        let blocks = self.refine(&keys);
+        let blocks = self.refine(&keys)?;
         let new_of = self.quotient(&blocks);
         let mut color = vec![0; self.n_states()];
         for (&m, &c) in new_of.iter().zip(colors) {
@@ -44,7 +45,7 @@ impl Dfa {
                 color[m as usize] = c;
             }
         }
-        (new_of, color)
+        Ok((new_of, color))
     }
 
     /// Partition refinement on the partial transition function (Valmari
@@ -56,9 +57,15 @@ impl Dfa {
     /// Blocks start as the states of equal `keys`; returns each state's
     /// block: states in one block have the same language and the same keys
     /// along every word, and states in different blocks do not.
-    pub fn refine(&self, keys: &[u32]) -> Vec<u32> {
+    /// Fails only on the compile's limits ([`crate::limits`]).
+    pub fn refine(&self, keys: &[u32]) -> Result<Vec<u32>, Limit> {
         let n = self.n_states();
         let moves = Moves::of(self);
+        // The account: the table, the moves (four words each, with the
+        // cords' partition) and the blocks' partition.
+        let held = self.trans.len() * 4 + moves.len() * 28 + n * 24;
+        crate::limits::check("minimize", held)?;
+        let mut every = crate::limits::Every::new(256);
         let mut order: Vec<u32> = (0..n as u32).collect();
         order.sort_unstable_by_key(|&s| (keys[s as usize], s));
         let mut blocks = Partition::grouped(order, |s| keys[s as usize]);
@@ -69,6 +76,7 @@ impl Dfa {
         // all it would.
         let (mut b, mut c) = (1, 0);
         while c < cords.len() {
+            every.tick("minimize", || held)?;
             for &t in cords.set(c) {
                 blocks.mark(moves.tail[t as usize]);
             }
@@ -84,7 +92,7 @@ impl Dfa {
                 b += 1;
             }
         }
-        blocks.set_of
+        Ok(blocks.set_of)
     }
 }
 
@@ -389,7 +397,7 @@ mod tests {
                 continue;
             }
             let mut min = d.clone();
-            let new_of = min.minimize();
+            let new_of = min.minimize().unwrap();
             shrunk += (min.n_states() < d.n_states()) as usize;
             if seed % 2 == 0 {
                 // Exact copies fold into one.
@@ -412,7 +420,7 @@ mod tests {
             }
             // Minimizing again changes nothing.
             let mut again = min.clone();
-            again.minimize();
+            again.minimize().unwrap();
             assert_eq!(again, min, "seed {seed}");
         }
         assert!(
@@ -450,9 +458,9 @@ mod tests {
                 })
                 .collect();
             let mut plain = d.clone();
-            plain.minimize();
+            plain.minimize().unwrap();
             let mut col = d.clone();
-            let (new_of, got) = col.minimize_colored(&colors);
+            let (new_of, got) = col.minimize_colored(&colors).unwrap();
             assert_minimal(&col, &colored_keys(&col, &got), seed);
             assert!(same_language(&d, &col), "seed {seed}: language changed");
             assert!(col.n_states() >= plain.n_states(), "seed {seed}");
@@ -476,7 +484,7 @@ mod tests {
             }
             // Without colours it is the plain minimization.
             let mut none = d.clone();
-            let (_, z) = none.minimize_colored(&vec![0; d.n_states()]);
+            let (_, z) = none.minimize_colored(&vec![0; d.n_states()]).unwrap();
             assert_eq!(none, plain, "seed {seed}");
             assert!(z.iter().all(|&c| c == 0));
         }
@@ -508,7 +516,7 @@ mod tests {
             start: 1,
         };
         let before = d.clone();
-        let new_of = d.minimize();
+        let new_of = d.minimize().unwrap();
         assert_eq!(d.n_states(), 4, "dead, start, loop, final");
         assert_eq!(new_of[2], new_of[3]);
         assert_eq!(new_of[4], new_of[5]);

@@ -66,11 +66,16 @@ impl AsRef<Nfa> for Nfa {
     }
 }
 
+/// What one state holds, its short move lists included: the NFA's
+/// account against a compile's memory budget.
+pub const STATE_BYTES: usize = std::mem::size_of::<NState>() + 32;
+
 /// Compiles `expr`; fails with [`Limit`] beyond `max_states` NFA states.
 pub fn build(expr: &Expr, max_states: usize) -> Result<Nfa, Limit> {
     let mut b = Builder {
         states: Vec::new(),
         max_states,
+        every: crate::limits::Every::new(4096),
         memo: HashMap::new(),
         regions: vec![Region::root()],
         region_ids: HashMap::new(),
@@ -91,6 +96,7 @@ pub fn build(expr: &Expr, max_states: usize) -> Result<Nfa, Limit> {
 struct Builder {
     states: Vec<NState>,
     max_states: usize,
+    every: crate::limits::Every,
     /// Shared fragments by (node, continuation, region): a fragment built
     /// in another region is another copy, so every state has one region.
     memo: HashMap<(*const Expr, u32, u32), u32>,
@@ -106,6 +112,8 @@ impl Builder {
         if self.states.len() >= self.max_states {
             return Err(Limit::NfaStates(self.max_states));
         }
+        let n = self.states.len();
+        self.every.tick("lower", || n * STATE_BYTES)?;
         self.states.push(NState {
             region: self.region,
             name: NO_NAME,

@@ -79,6 +79,44 @@ impl Region {
     }
 }
 
+/// Where region `r` is, outermost first, for a message: "the arguments
+/// of tool "get_weather" > the value of "city" (string)". `tool` names a
+/// tool by its index.
+pub fn describe(regions: &[Region], r: u32, tool: impl Fn(u32) -> String) -> String {
+    let mut path = Vec::new();
+    let mut at = r;
+    // The tree's depth bounds the walk; the guard against a cycle is free.
+    for _ in 0..regions.len() {
+        let Some(region) = regions.get(at as usize) else {
+            break;
+        };
+        if let Some(tag) = &region.tag {
+            let tools = |ts: &[u32]| match ts {
+                [t] => format!("tool {}", tool(*t)),
+                ts => format!("{} tools", ts.len()),
+            };
+            path.push(match tag {
+                Tag::Text { rule } => format!("the free text of rule {rule:?}"),
+                Tag::Name => "the tool names".to_string(),
+                Tag::Call { tools: ts } => format!("the call of {}", tools(ts)),
+                Tag::Args { tools: ts } => format!("the arguments of {}", tools(ts)),
+                Tag::Key { name } => format!("the name of {name:?}"),
+                Tag::Value { name, ty } if ty.is_empty() => format!("the value of {name:?}"),
+                Tag::Value { name, ty } => format!("the value of {name:?} ({ty})"),
+            });
+        }
+        if at == FORMAT {
+            break;
+        }
+        at = region.parent;
+    }
+    if path.is_empty() {
+        return "the text of the format".to_string();
+    }
+    path.reverse();
+    path.join(" > ")
+}
+
 /// What a schema says a value is, in a word or two: its `type`s, or
 /// `enum`/`const`, or nothing when it does not say.
 pub fn schema_type(schemas: &[&Value]) -> String {

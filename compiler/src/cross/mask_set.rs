@@ -107,9 +107,16 @@ pub(super) struct MaskSet {
     /// Each mask's hash, for merging the threads' sets.
     pub hashes: Vec<u64>,
     scratch: Vec<(u32, u32)>,
+    /// The nonzero words stored over all masks.
+    words: usize,
 }
 
 impl MaskSet {
+    /// What the stored masks hold, for the compile's memory account.
+    pub fn bytes(&self) -> usize {
+        self.words * 8 + self.list.len() * 48
+    }
+
     /// The id of `mask`'s tokens, new or seen before.
     pub fn id(&mut self, mask: &mut Building) -> u32 {
         if mask.is_wide() {
@@ -150,6 +157,7 @@ impl MaskSet {
 
     fn insert(&mut self, h: u64, mask: Vec<(u32, u32)>) -> u32 {
         let id = self.list.len() as u32;
+        self.words += mask.len();
         self.list.push(mask);
         self.hashes.push(h);
         self.by_hash.entry(h).or_default().push(id);

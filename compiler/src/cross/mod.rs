@@ -43,7 +43,7 @@ use std::sync::Mutex;
 
 use crate::automaton::dfa::{Dfa, DEAD};
 use crate::automaton::machine::ToolNames;
-use crate::error::{Error, ErrorKind};
+use crate::error::{Error, ErrorKind, Limit};
 use crate::vocab::{TokenText, Vocab};
 pub use mask_set::dense;
 use mask_set::{Building, MaskSet};
@@ -171,37 +171,58 @@ pub struct Masks {
 
 pub use tooldec_runtime::layout::NO_DISTANCE;
 
+/// What [`par_blocks`] returns: each block's result with the thread that
+/// made it, in block order, and each thread's state.
+pub(crate) type Blocks<R, T> = (Vec<(usize, R)>, Vec<T>);
+
 /// Runs `f` over blocks of `0..n` on `threads` threads; each thread keeps
 /// its own `T` (made by `init`). Returns the block results in block order,
 /// each with the index of the thread that made it, and the threads' `T`s.
+/// The threads run under the caller's compile limits, checked before each
+/// block with `held(thread's T)` bytes as the crossing's account: on the
+/// first limit every thread stops after its block and the limit is
+/// returned.
 pub(crate) fn par_blocks<T: Send, R: Send>(
     n: usize,
     threads: usize,
+    held: impl Fn(&T) -> usize + Sync,
     init: impl Fn() -> T + Sync,
     f: impl Fn(std::ops::Range<usize>, &mut T) -> R + Sync,
-) -> (Vec<(usize, R)>, Vec<T>) {
+) -> Result<Blocks<R, T>, Limit> {
     const BLOCK: usize = 64;
     let blocks = n.div_ceil(BLOCK);
     let threads = threads.clamp(1, 64).min(blocks.max(1));
     let next = AtomicUsize::new(0);
+    let stop: Mutex<Option<Limit>> = Mutex::new(None);
+    let guard = crate::limits::current();
     let slots: Vec<Mutex<Option<(usize, R)>>> = (0..blocks).map(|_| Mutex::new(None)).collect();
     let states: Vec<T> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|k| {
-                let (next, slots, init, f) = (&next, &slots, &init, &f);
+                let (next, slots, init, f, stop, guard, held) =
+                    (&next, &slots, &init, &f, &stop, guard.as_ref(), &held);
                 scope.spawn(move || {
-                    let mut state = init();
-                    loop {
-                        let b = next.fetch_add(1, Ordering::Relaxed);
-                        if b >= blocks {
-                            break;
+                    crate::limits::run_under(guard, || {
+                        let mut state = init();
+                        loop {
+                            let b = next.fetch_add(1, Ordering::Relaxed);
+                            if b >= blocks {
+                                break;
+                            }
+                            if let Err(limit) = crate::limits::check("cross", held(&state)) {
+                                next.store(blocks, Ordering::Relaxed);
+                                if let Ok(mut s) = stop.lock() {
+                                    s.get_or_insert(limit);
+                                }
+                                break;
+                            }
+                            let r = f(b * BLOCK..((b + 1) * BLOCK).min(n), &mut state);
+                            if let Ok(mut slot) = slots[b].lock() {
+                                *slot = Some((k, r));
+                            }
                         }
-                        let r = f(b * BLOCK..((b + 1) * BLOCK).min(n), &mut state);
-                        if let Ok(mut slot) = slots[b].lock() {
-                            *slot = Some((k, r));
-                        }
-                    }
-                    state
+                        state
+                    })
                 })
             })
             .collect();
@@ -210,6 +231,9 @@ pub(crate) fn par_blocks<T: Send, R: Send>(
             .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
     });
+    if let Some(limit) = stop.into_inner().ok().flatten() {
+        return Err(limit);
+    }
     let results = slots
         .into_iter()
         .map(|m| {
@@ -219,7 +243,7 @@ pub(crate) fn par_blocks<T: Send, R: Send>(
                 .expect("every block was computed")
         })
         .collect();
-    (results, states)
+    Ok((results, states))
 }
 
 /// One state's result of pass 3: its top mask, top tier and lower tiers,
@@ -247,28 +271,35 @@ pub fn masks(
     threads: usize,
 ) -> Result<Masks, Error> {
     let trie = &prepared.trie;
+    let n = dfa.n_states();
+    // The crossing's account: the table, a few words per state (regions,
+    // distances, tiers, mask ids) and each thread's stamps.
+    let held = dfa.trans.len() * 4 + n * (32 + 4 * threads.max(1));
     let walks = if prepared.use_regions {
-        Walks::new(dfa, served, &prepared.regions, trie, threads)
+        Walks::new(dfa, served, &prepared.regions, trie, threads, held)?
     } else {
-        Walks::none(dfa.n_states())
+        Walks::none(n)
     };
     let cross = Cross {
         dfa,
         trie,
         served,
         walks: &walks,
+        held,
     };
-    let (succ, edge_visits) = cross.token_edges(threads);
+    let (succ, edge_visits) = cross.token_edges(threads)?;
     cross.check_writable(&succ)?;
     let distance = cross.distances(&succ);
-    let token_dead = (1..dfa.n_states())
+    let token_dead = (1..n)
         .filter(|&s| served[s] && distance[s] == NO_DISTANCE)
         .count();
-    let (blocks, tierers) = cross.tiered_masks(&succ, &distance, vocab, mask_words, threads);
+    let (blocks, tierers) = cross.tiered_masks(&succ, &distance, vocab, mask_words, threads)?;
     let tier_visits: usize = tierers.iter().map(|w| w.visited).sum();
     let sets: Vec<MaskSet> = tierers.into_iter().map(|w| w.set).collect();
     let numbered = number_masks(dfa.n_states(), &blocks, sets);
-    let tools = names.map(|names| cross.tool_tables(names, &succ, &distance, threads));
+    let tools = names
+        .map(|names| cross.tool_tables(names, &succ, &distance, threads))
+        .transpose()?;
     Ok(Masks {
         masks: numbered.masks,
         mask_words,
@@ -291,6 +322,8 @@ struct Cross<'a> {
     trie: &'a TokenTrie,
     served: &'a [bool],
     walks: &'a Walks,
+    /// The bytes the crossing holds besides its masks (see `masks`).
+    held: usize,
 }
 
 /// Per state, the distinct states its tokens end in (pass 1), stored flat.
@@ -347,11 +380,12 @@ impl Cross<'_> {
 
     /// Pass 1: every served state's token successors, and the trie nodes
     /// visited.
-    fn token_edges(&self, threads: usize) -> (Successors, usize) {
+    fn token_edges(&self, threads: usize) -> Result<(Successors, usize), Limit> {
         let n = self.dfa.n_states();
         let (blocks, walkers) = par_blocks(
             n,
             threads,
+            |_| self.held,
             || Edges {
                 stack: Vec::new(),
                 stamp: vec![u32::MAX; n],
@@ -369,7 +403,7 @@ impl Cross<'_> {
                 }
                 (succ, len)
             },
-        );
+        )?;
         let visited: usize = walkers.iter().map(|w| w.visited).sum();
         // The stamps are a word per state per thread: free them before the
         // next passes allocate.
@@ -383,7 +417,7 @@ impl Cross<'_> {
                 index.push(index[index.len() - 1] + l);
             }
         }
-        (Successors { index, list }, visited)
+        Ok((Successors { index, list }, visited))
     }
 
     /// Appends the distinct states the tokens of `s` end in to `succ`.
@@ -466,10 +500,14 @@ impl Cross<'_> {
         vocab: &Vocab,
         mask_words: usize,
         threads: usize,
-    ) -> (Vec<(usize, Vec<Tiered>)>, Vec<Tiers>) {
+    ) -> Result<Blocks<Vec<Tiered>, Tiers>, Limit> {
+        // Each state's successors are held through this pass, and each
+        // thread's distinct masks (counted as if every thread had as many).
+        let held = self.held + succ.list.len() * 4;
         par_blocks(
             self.dfa.n_states(),
             threads,
+            |w: &Tiers| held + w.set.bytes() * threads.max(1),
             || Tiers {
                 set: MaskSet::default(),
                 stack: Vec::new(),
@@ -666,7 +704,7 @@ impl Cross<'_> {
         succ: &Successors,
         distance: &[u32],
         threads: usize,
-    ) -> ToolTables {
+    ) -> Result<ToolTables, Limit> {
         let dfa = self.dfa;
         let n = dfa.n_states();
         let n_tools = names.tools.len();
@@ -766,6 +804,7 @@ impl Cross<'_> {
         let (blocks, _) = par_blocks(
             candidates.len(),
             threads,
+            |_| self.held,
             || ConsWalk {
                 stack: Vec::new(),
                 stamp: vec![u32::MAX; n],
@@ -818,7 +857,7 @@ impl Cross<'_> {
                 }
                 out
             },
-        );
+        )?;
         let mut edges: Vec<Option<ToolEdges>> = (0..n).map(|_| None).collect();
         {
             let mut it = candidates.iter();
@@ -936,7 +975,7 @@ impl Cross<'_> {
             gated += gate as usize;
             states.push((c, gate, budget));
         }
-        ToolTables {
+        Ok(ToolTables {
             names: names.tools.clone(),
             rank,
             classes,
@@ -945,7 +984,7 @@ impl Cross<'_> {
             no_distances,
             rows: rows.len(),
             gated,
-        }
+        })
     }
 
     /// Per tool (by rank), its fewest tokens to acceptance from each state

@@ -297,7 +297,8 @@ impl Walks {
         cache: &RegionCache,
         trie: &TokenTrie,
         threads: usize,
-    ) -> Walks {
+        held: usize,
+    ) -> Result<Walks, crate::error::Limit> {
         let regions = Regions::of(dfa);
         let roots: Vec<u32> = (1..dfa.n_states() as u32)
             .filter(|&s| served[s as usize])
@@ -305,6 +306,7 @@ impl Walks {
         let (blocks, _) = super::par_blocks(
             roots.len(),
             threads,
+            |_| held,
             || (),
             |range, _| {
                 range
@@ -314,7 +316,7 @@ impl Walks {
                     })
                     .collect::<Vec<_>>()
             },
-        );
+        )?;
         let mut of = vec![u32::MAX; dfa.n_states()];
         let mut list = Vec::new();
         let walks = blocks.into_iter().flat_map(|(_, part)| part);
@@ -324,7 +326,7 @@ impl Walks {
                 list.push(w);
             }
         }
-        Walks { of, list }
+        Ok(Walks { of, list })
     }
 
     /// No regions: every walk is plain.

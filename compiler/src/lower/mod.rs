@@ -132,12 +132,19 @@ pub(crate) fn blame(
     opts: &Options,
     tools: std::ops::Range<usize>,
 ) -> Error {
-    if e.kind() != ErrorKind::Limit {
+    if !e.limit().is_some_and(|l| l.is_size()) {
         return e;
     }
+    // On a clock of its own: the compile's may be spent, and a part that
+    // exceeds a bound alone takes no longer than the whole did.
+    let guard = crate::limits::Guard::start(&opts.limits);
     let mut lowering = Lowering::new(set, opts.json);
     for i in tools {
-        if let Some(place) = lowering.blame(i, opts.max_states, opts.max_nfa_states) {
+        let found = guard.run(|| lowering.blame(i, opts.max_states, opts.max_nfa_states));
+        let Ok(found) = found else {
+            return e;
+        };
+        if let Some(place) = found {
             return Error::new(
                 ErrorKind::Limit,
                 format!(

@@ -275,6 +275,43 @@ fn empty_set(file: &str, text: &str) -> ToolSet {
     }
 }
 
+/// `v` as JSON text with every object's keys sorted: equal texts for
+/// values `==` calls equal.
+fn canonical(v: &Value) -> String {
+    fn write(v: &Value, out: &mut String) {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                out.push('{');
+                for (i, k) in keys.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::String(k.clone()).to_string());
+                    out.push(':');
+                    write(&m[k], out);
+                }
+                out.push('}');
+            }
+            Value::Array(a) => {
+                out.push('[');
+                for (i, x) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write(x, out);
+                }
+                out.push(']');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut out = String::new();
+    write(v, &mut out);
+    out
+}
+
 /// Checks names, drops identical repeats of aggregated lists, and applies
 /// the collision policy.
 fn finish(set: &ToolSet, read: Read, collisions: Collisions) -> Result<Vec<Tool>, Error> {
@@ -289,11 +326,22 @@ fn finish(set: &ToolSet, read: Read, collisions: Collisions) -> Result<Vec<Tool>
     // Source name -> (index in `read.tools`, index in `out`) of the tools
     // kept under it.
     let mut by_name: HashMap<&str, Vec<(usize, usize)>> = HashMap::new();
+    // The (name, parameters) pairs kept, parameters in a canonical text
+    // (keys sorted, as `Value`'s equality ignores their order): a file of
+    // thousands of tools under one name is linear, not quadratic.
+    let mut kept: HashSet<(&str, String)> = HashSet::new();
+    // Per source name, the next suffix a rename tries.
+    let mut next_suffix: HashMap<&str, u64> = HashMap::new();
     let mut out: Vec<Tool> = Vec::with_capacity(read.tools.len());
     for (i, f) in read.tools.iter().enumerate() {
         let mut name = f.name.clone();
+        let params = if read.aggregate {
+            canonical(&f.parameters)
+        } else {
+            String::new()
+        };
         if let Some(prev) = by_name.get(f.name.as_str()) {
-            if read.aggregate && prev.iter().any(|&(_, o)| out[o].parameters == f.parameters) {
+            if read.aggregate && kept.contains(&(f.name.as_str(), params.clone())) {
                 continue;
             }
             let (j, _) = prev[0];
@@ -316,14 +364,14 @@ fn finish(set: &ToolSet, read: Read, collisions: Collisions) -> Result<Vec<Tool>
                     return Err(spec_err(set, &f.entry, &msg));
                 }
                 Collisions::Rename => {
-                    let mut k = 2;
+                    let k = next_suffix.entry(f.name.as_str()).or_insert(2);
                     loop {
                         let candidate = format!("{}_{k}", f.name);
+                        *k += 1;
                         if !taken.contains(&candidate) {
                             name = candidate;
                             break;
                         }
-                        k += 1;
                     }
                     taken.insert(name.clone());
                 }
@@ -333,6 +381,9 @@ fn finish(set: &ToolSet, read: Read, collisions: Collisions) -> Result<Vec<Tool>
             .entry(f.name.as_str())
             .or_default()
             .push((i, out.len()));
+        if read.aggregate {
+            kept.insert((f.name.as_str(), params));
+        }
         out.push(Tool {
             name,
             description: f.description.clone(),

@@ -201,6 +201,16 @@ impl<R: Read> Reader<R> {
                         Meta::Skipped
                     }
                     (true, _) => {
+                        // Kept arrays are the token tables: refuse more
+                        // entries than a vocabulary may have before
+                        // building them (each entry is a `Meta`, many
+                        // times a byte of the file).
+                        if count > super::MAX_TOKENS as u64 {
+                            return Err(self.err(format!(
+                                "{what}: {count} entries, above the {} tokens a vocabulary may have",
+                                super::MAX_TOKENS
+                            )));
+                        }
                         let mut items = Vec::with_capacity(count.min(1 << 20) as usize);
                         for _ in 0..count {
                             items.push(self.value(elem, what, true, depth + 1)?);

@@ -45,9 +45,9 @@ use serde_json::Value;
 use super::{byte_level_inverse, parse_byte_token, Token, VocabKind};
 use crate::error::{Error, ErrorKind};
 
-/// The most token ids a tokenizer.json may name (the largest shared
-/// tokenizer, Gemma-3, has 262,145).
-const MAX_TOKENS: usize = 1 << 24;
+// The most token ids a tokenizer.json may name (the largest shared
+// tokenizer, Gemma-3, has 262,145).
+use super::MAX_TOKENS;
 
 /// A tokenizer's tokens as bytes, and how they were recovered.
 #[derive(Debug, Clone, PartialEq, Eq)]

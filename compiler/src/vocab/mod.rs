@@ -68,6 +68,15 @@ impl VocabKind {
     }
 }
 
+/// The most tokens a vocabulary, and the most ids a mask, may have: the
+/// ids a special token's marker addresses (2^24; the largest tokenizers
+/// have a few hundred thousand).
+pub const MAX_TOKENS: usize = tooldec_runtime::layout::reserved::MAX_MARKED_ID as usize + 1;
+
+/// The longest token: the token trie keeps each node's depth in 16 bits
+/// (real tokens are at most a few hundred bytes).
+pub const MAX_TOKEN_BYTES: usize = u16::MAX as usize;
+
 /// A tokenizer's tokens as bytes, with its end-of-sequence tokens.
 #[derive(Debug, Clone)]
 pub struct Vocab {
@@ -219,7 +228,29 @@ impl Vocab {
             .ok_or_else(|| format!("no token {name:?} in the vocabulary"))
     }
 
+    /// Every constructor ends here, so it also holds the size bound.
     pub(crate) fn set_eos(&mut self, mut eos: Vec<u32>) -> Result<(), Error> {
+        if self.tokens.len() > MAX_TOKENS {
+            return Err(Error::new(
+                ErrorKind::Vocab,
+                format!(
+                    "{} tokens: an artifact addresses at most {MAX_TOKENS} token ids",
+                    self.tokens.len()
+                ),
+            ));
+        }
+        let long = self.tokens.iter().enumerate().find_map(|(id, t)| match t {
+            Token::Text(b) if b.len() > MAX_TOKEN_BYTES => Some((id, b.len())),
+            _ => None,
+        });
+        if let Some((id, len)) = long {
+            return Err(Error::new(
+                ErrorKind::Vocab,
+                format!(
+                    "token {id} is {len} bytes: tokens of at most {MAX_TOKEN_BYTES} bytes are read"
+                ),
+            ));
+        }
         eos.sort_unstable();
         eos.dedup();
         if eos.is_empty() {
@@ -372,7 +403,7 @@ impl<'a> TokenText<'a> {
             vocab,
             markers: specials
                 .iter()
-                .map(|&id| (id, crate::lower::call_format::special_marker(id)))
+                .filter_map(|&id| Some((id, crate::lower::call_format::special_marker(id)?)))
                 .collect(),
         }
     }

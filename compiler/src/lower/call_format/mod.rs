@@ -32,9 +32,12 @@ pub const ENTRY_ESCAPE: u8 = 0xFE;
 /// Most entry rules in one format.
 pub const MAX_ENTRIES: usize = 64;
 
-/// The reserved byte string of special token `id`.
-pub fn special_marker(id: u32) -> [u8; 4] {
-    [SPECIAL_ESCAPE, (id >> 16) as u8, (id >> 8) as u8, id as u8]
+/// The reserved byte string of special token `id`; `None` above the ids
+/// a marker addresses (a [`Vocab`](crate::vocab::Vocab) holds no more
+/// tokens, and lowering refuses such an id, so the grammar's specials all
+/// have one).
+pub fn special_marker(id: u32) -> Option<[u8; 4]> {
+    tooldec_runtime::layout::reserved::special_marker(id)
 }
 
 /// A call format: its name and its checked grammar.
@@ -279,8 +282,14 @@ impl Lower<'_, '_> {
                 format!("the special token {name:?} is an end-of-sequence token here, so it cannot be part of a call"),
             ));
         }
+        let Some(marker) = special_marker(id) else {
+            return Err(self.err(
+                pos,
+                format!("the special token {name:?} has id {id}, beyond the ids an artifact marks"),
+            ));
+        };
         self.used.insert(id);
-        Ok(Some(Expr::Bytes(special_marker(id).to_vec())))
+        Ok(Some(Expr::Bytes(marker.to_vec())))
     }
 
     fn node(&mut self, n: &Node, tool: Option<usize>) -> Result<Expr, Error> {

@@ -22,6 +22,37 @@ pub const INTERSECT_STATES: usize = 100_000;
 /// Most array positions or property counts written out one by one.
 pub const MAX_POSITIONS: u64 = 4096;
 
+/// What one pattern's machine may take on its own: a pattern whose
+/// deterministic machine is larger (the n-th character from the end, a long
+/// counted repeat searched anywhere) is refused in about this time with
+/// its pointer, rather than found out by the whole compile's bounds.
+const PATTERN_STATES: usize = 100_000;
+const PATTERN_TIME: std::time::Duration = std::time::Duration::from_secs(1);
+const PATTERN_MEMORY: usize = 256 << 20;
+
+/// Whether a pattern's content determinizes within the pattern bounds.
+fn pattern_fits(e: &Expr) -> Result<(), String> {
+    let guard = crate::limits::Guard::part(PATTERN_TIME, PATTERN_MEMORY);
+    let built = guard.run(|| {
+        let nfa = crate::automaton::nfa::build(e, PATTERN_STATES * 4)?;
+        crate::automaton::dfa::Dfa::determinize(&nfa, PATTERN_STATES).map(drop)
+    });
+    built.map_err(|l| match l {
+        crate::error::Limit::Cancelled { .. } => l.to_string(),
+        _ => format!(
+            "its machine is too large on its own (more than {PATTERN_STATES} states, \
+             {} or {} s to build: anchor it with ^ and $, or bound its repeats)",
+            crate::limits::bytes_text(PATTERN_MEMORY),
+            PATTERN_TIME.as_secs()
+        ),
+    })
+}
+
+/// Longest property name: the machine that excludes the declared names
+/// from extra properties nests a level per character, and builds
+/// recursively (a thread's stack is a few megabytes).
+pub const MAX_NAME_BYTES: usize = 1024;
+
 /// The empty language.
 pub fn nothing() -> Expr {
     Expr::Alt(Vec::new())
@@ -305,7 +336,7 @@ impl<'a> Lowering<'a> {
     fn json_strings(&mut self, f: &Flat<'a>) -> Result<Expr, Error> {
         let mut parts = Vec::new();
         for (p, at) in &f.patterns {
-            match value::pattern_content(p) {
+            match value::pattern_content(p).and_then(|e| pattern_fits(&e).map(|()| e)) {
                 Ok(e) => parts.push(quoted(e)),
                 Err(why) => self.lang_refusal(at, "pattern", why)?,
             }
@@ -531,6 +562,16 @@ impl<'a> Lowering<'a> {
 
     fn object(&mut self, f: &Flat<'a>, depth: usize) -> Result<Expr, Error> {
         let mut plan = self.object_plan(f, depth)?;
+        if let Some(long) = plan.names.iter().find(|n| n.len() > MAX_NAME_BYTES) {
+            return Err(self.err(
+                ErrorKind::Limit,
+                &format!("{}/properties/{}", f.at, super::escape_pointer(long)),
+                &format!(
+                    "a property name of {} bytes: names longer than {MAX_NAME_BYTES} bytes are not supported",
+                    long.len()
+                ),
+            ));
+        }
         self.spelling.order_keys(&mut plan.names);
         // The arguments themselves as keyword arguments or XML parameters.
         let top = depth == 0 && self.spelling.top_form();
@@ -557,18 +598,20 @@ impl<'a> Lowering<'a> {
             None
         };
         let n_req = members.iter().filter(|m| m.1).count() as u64;
-        if f.max_props.is_some_and(|m| m < n_req) {
+        if f.max_props.is_some_and(|m| m < n_req || m < f.min_props) {
             return Ok(nothing());
         }
+        let (min_props, max_props) =
+            self.property_counts(f, members.len(), n_req, extra.is_some())?;
         let body = if self.opts.any_order > 0
             && members.len() <= self.opts.any_order.min(super::MAX_ANY_ORDER)
             && members.len() > 1
-            && f.min_props <= n_req
-            && f.max_props.is_none()
+            && min_props <= n_req
+            && max_props.is_none()
         {
             any_order(&members, &extra, &sep)
         } else {
-            counted(&members, &extra, &sep, f.min_props, f.max_props)
+            counted(&members, &extra, &sep, min_props, max_props)
         };
         if is_nothing(&body) {
             return Ok(nothing());
@@ -871,6 +914,49 @@ fn member_subs<'a>(f: &Flat<'a>, plan: &ObjectPlan<'a>, n: &str) -> (Vec<Sub<'a>
     (subs, forbidden)
 }
 
+/// Most declared properties an object may count (`minProperties` or
+/// `maxProperties` binding): counting costs a copy of the object's machine
+/// per count, so members × counts.
+pub const MAX_COUNTED_MEMBERS: usize = 256;
+
+impl Lowering<'_> {
+    /// `minProperties` and `maxProperties` as the object's machine counts
+    /// them: `maxProperties` above `max_count` (and the minimum) lowered as
+    /// it (a subset, as for `maxItems`); a minimum beyond
+    /// [`MAX_POSITIONS`] refused, and counting refused for objects with
+    /// more than [`MAX_COUNTED_MEMBERS`] declared properties.
+    fn property_counts(
+        &self,
+        f: &Flat<'_>,
+        members: usize,
+        required: u64,
+        extras: bool,
+    ) -> Result<(u64, Option<u64>), Error> {
+        if f.min_props > MAX_POSITIONS {
+            return Err(self.err(
+                ErrorKind::Limit,
+                &f.at,
+                &format!("minProperties above {MAX_POSITIONS} is not supported"),
+            ));
+        }
+        let cap = (self.opts.max_count as u64).max(f.min_props);
+        let max = f.max_props.map(|m| m.min(cap));
+        // When `counted` counts.
+        let counts = f.min_props > required || max.is_some_and(|m| m < members as u64 || extras);
+        if counts && members > MAX_COUNTED_MEMBERS {
+            return Err(self.err(
+                ErrorKind::Limit,
+                &f.at,
+                &format!(
+                    "minProperties or maxProperties on an object with more than \
+                     {MAX_COUNTED_MEMBERS} declared properties is not supported"
+                ),
+            ));
+        }
+        Ok((f.min_props, max))
+    }
+}
+
 /// The members in order, optional ones skippable, then extras; the count
 /// of members written stays within `min..=max`.
 fn counted(
@@ -949,10 +1035,12 @@ fn extras_tail(
     }
     let lead = if first { Expr::Empty } else { sep.clone() };
     let one = Expr::seq([lead, x.clone()]);
+    // Both within `max_count` or MAX_POSITIONS (`property_counts`).
+    let count = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
     let more = Expr::repeat(
         Expr::seq([sep.clone(), x.clone()]),
-        lo.saturating_sub(1) as u32,
-        hi.map(|h| (h - 1) as u32),
+        count(lo.saturating_sub(1)),
+        hi.map(|h| count(h - 1)),
     );
     let some = Expr::seq([one, more]);
     if lo == 0 {

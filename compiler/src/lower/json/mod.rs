@@ -28,13 +28,14 @@ use std::rc::Rc;
 
 use serde_json::Value;
 
+pub use build::MAX_POSITIONS;
 pub(crate) use spelling::Spelling;
 #[cfg(test)]
 pub use text::{json_integer, json_string};
 pub use text::{json_number, ws, MAX_INT_DIGITS};
 
 use crate::automaton::expr::Expr;
-use crate::error::{Error, ErrorKind};
+use crate::error::{Error, ErrorKind, Limit};
 use crate::spec::ToolSet;
 use flat::Flat;
 
@@ -88,6 +89,10 @@ impl Default for JsonOptions {
 /// Most alternatives one schema may distribute into (`anyOf` inside
 /// `allOf` multiplies them).
 pub const MAX_ALTERNATIVES: usize = 256;
+
+/// Most `$ref`s entered along one path of a schema (distinct ones; a
+/// recursive one also counts each time it is entered).
+pub const MAX_REF_CHAIN: usize = 256;
 
 /// Most `any_order` objects may ask for.
 pub const MAX_ANY_ORDER: usize = 8;
@@ -386,6 +391,16 @@ impl<'a> Lowering<'a> {
         if count >= self.opts.max_recursion.max(1) {
             return Ok(None);
         }
+        // Each reference entered is a level of recursion of the lowering:
+        // a chain of distinct references is bounded here, as a cycle is by
+        // `max_recursion`.
+        if from.stack.len() >= MAX_REF_CHAIN {
+            return Err(self.err(
+                ErrorKind::Limit,
+                at,
+                &format!("more than {MAX_REF_CHAIN} $refs entered along one path"),
+            ));
+        }
         let mut stack = (*from.stack).clone();
         stack.push(decoded.clone());
         Ok(Some(Sub {
@@ -642,7 +657,14 @@ impl<'a> Lowering<'a> {
     /// bounds: the part of the schema to blame for a state explosion, as
     /// "FILE:LINE:COL (at POINTER)". `None` when no part exceeds them on
     /// its own (the explosion comes from the parts together).
-    pub fn blame(&mut self, i: usize, max_states: usize, max_nfa_states: usize) -> Option<String> {
+    /// Gives up (`Err`) on a bound that says nothing of the part's size:
+    /// the compile's time, or a cancel.
+    pub fn blame(
+        &mut self,
+        i: usize,
+        max_states: usize,
+        max_nfa_states: usize,
+    ) -> Result<Option<String>, Limit> {
         self.select(i);
         let root = self.root();
         self.blame_at(&root, max_states, max_nfa_states, 0)
@@ -654,19 +676,26 @@ impl<'a> Lowering<'a> {
         max_states: usize,
         max_nfa: usize,
         depth: usize,
-    ) -> Option<String> {
+    ) -> Result<Option<String>, Limit> {
+        let exceeds = |l: Limit| if l.is_size() { Ok(true) } else { Err(l) };
         let explodes = match self.value_of(std::slice::from_ref(sub), depth) {
-            Err(e) => e.kind() == ErrorKind::Limit,
+            Err(e) => match e.limit() {
+                Some(l) => exceeds(l)?,
+                None => e.kind() == ErrorKind::Limit,
+            },
             Ok(e) => match crate::automaton::nfa::build(&e, max_nfa) {
-                Err(_) => true,
-                Ok(n) => crate::automaton::dfa::Dfa::determinize(&n, max_states).is_err(),
+                Err(l) => exceeds(l)?,
+                Ok(n) => match crate::automaton::dfa::Dfa::determinize(&n, max_states) {
+                    Err(l) => exceeds(l)?,
+                    Ok(_) => false,
+                },
             },
         };
         if !explodes {
-            return None;
+            return Ok(None);
         }
         let Value::Object(o) = sub.schema else {
-            return Some(self.set.place(&sub.at));
+            return Ok(Some(self.set.place(&sub.at)));
         };
         let mut children = Vec::new();
         for (k, v) in o {
@@ -698,11 +727,11 @@ impl<'a> Lowering<'a> {
                 at,
                 stack: sub.stack.clone(),
             };
-            if let Some(p) = self.blame_at(&child, max_states, max_nfa, depth + 1) {
-                return Some(p);
+            if let Some(p) = self.blame_at(&child, max_states, max_nfa, depth + 1)? {
+                return Ok(Some(p));
             }
         }
-        Some(self.set.place(&sub.at))
+        Ok(Some(self.set.place(&sub.at)))
     }
 }
 

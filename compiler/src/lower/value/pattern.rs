@@ -11,6 +11,11 @@ use crate::automaton::expr::Expr;
 
 // ECMA-262 patterns
 
+/// Longest pattern: its machine is built by recursion over its structure,
+/// anchored concatenations nest a level per atom, and a thread's stack
+/// is a few megabytes.
+pub const MAX_PATTERN_CHARS: usize = 1000;
+
 /// Canonical content (between the quotes) of the strings that the ECMA-262
 /// regular expression `pattern` matches with search semantics (as
 /// `RegExp.prototype.test` with the `u` flag, which JSON Schema asks for):
@@ -34,6 +39,12 @@ use crate::automaton::expr::Expr;
 /// escapes, `{,n}`, a range with a class escape such as `[\d-z]`, a lone
 /// surrogate, quantified assertions).
 pub fn pattern_content(pattern: &str) -> Result<Expr, String> {
+    let chars = pattern.chars().count();
+    if chars > MAX_PATTERN_CHARS {
+        return Err(format!(
+            "a pattern of {chars} characters: patterns longer than {MAX_PATTERN_CHARS} are not supported"
+        ));
+    }
     let translated = translate(pattern).map_err(|m| format!("pattern {pattern:?}: {m}"))?;
     let hir = regex_syntax::ParserBuilder::new()
         .unicode(true)
@@ -50,6 +61,12 @@ pub fn pattern_content(pattern: &str) -> Result<Expr, String> {
                 .to_string();
             format!("pattern {pattern:?}: {last}")
         })?;
+    let size = unrolled(&hir);
+    if size > MAX_UNROLLED {
+        return Err(format!(
+            "pattern {pattern:?}: its counted repeats unroll to more than {MAX_UNROLLED} characters"
+        ));
+    }
     let f = flagged(&hir).map_err(|m| format!("pattern {pattern:?}: {m}"))?;
     let any = Expr::shared(Expr::star(any_char()));
     let [l00, l01, l10, l11] = f.0;
@@ -60,6 +77,28 @@ pub fn pattern_content(pattern: &str) -> Result<Expr, String> {
         l11.map(|l| l.e),
     ];
     Ok(any_of(alts).unwrap_or_else(nothing))
+}
+
+/// Most characters a pattern's counted repeats may unroll to (`a{4096}`
+/// is 4,096; `(a{100}){100}` is 10,000): each is a copy of its machine.
+pub const MAX_UNROLLED: u64 = 20_000;
+
+/// How many character positions `hir` unrolls to, repeats counted by their
+/// largest count (or smallest plus one, unbounded), saturating.
+fn unrolled(hir: &Hir) -> u64 {
+    match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => 0,
+        HirKind::Literal(l) => l.0.len() as u64,
+        HirKind::Class(_) => 1,
+        HirKind::Capture(c) => unrolled(&c.sub),
+        HirKind::Repetition(r) => {
+            let times = r.max.unwrap_or(r.min.saturating_add(1)).max(1) as u64;
+            unrolled(&r.sub).saturating_mul(times)
+        }
+        HirKind::Concat(hs) | HirKind::Alternation(hs) => {
+            hs.iter().fold(0u64, |n, h| n.saturating_add(unrolled(h)))
+        }
+    }
 }
 
 /// ECMA's `\s`: WhiteSpace (tab, VT, FF, space, NBSP, ZWNBSP, the other
