@@ -549,3 +549,50 @@ fn finding_10_negative_zero_integer() {
     let r = read(&case, "call", r#"{"name": "f", "arguments": {"n": -0}}"#);
     assert!(r.is_err(), "accepted: {r:?}");
 }
+
+/// Finding 11 (from the cargo-fuzz run): a property that `required` names
+/// but `properties` does not declare, allowed by `additionalProperties`,
+/// is written as an `args_xml` parameter but cannot be read back: the
+/// reader's table lists only `properties` (`params`,
+/// compiler/src/artifact/meta.rs), so it finds no reading.
+#[test]
+#[ignore = "finding 11: a required but undeclared args_xml parameter is accepted but unreadable"]
+fn finding_11_xml_required_undeclared_parameter() {
+    let case = Case::simple(
+        &one_tool(
+            r#"{"type": "object", "properties": {}, "required": ["b"], "additionalProperties": {"type": "integer"}}"#,
+        ),
+        "qwen3-coder",
+    );
+    let text =
+        "<tool_call>\n<function=f>\n<parameter=b>\n1\n</parameter>\n</function>\n</tool_call>";
+    let r = read(&case, "one", text);
+    assert!(
+        matches!(&r, Ok(calls) if calls.len() == 1 && calls[0].arguments.get("b") == Some(&json!(1))),
+        "{r:?}"
+    );
+}
+
+/// Finding 12 (from the cargo-fuzz run): an integral `enum`/`const` value
+/// may also be written `N.0`, but above 2^53 a parser that reads it as a
+/// double (serde_json, Python's `json`) gets another number:
+/// `9007199254740993.0` reads as 9007199254740992 or ...994, not the
+/// listed 9007199254740993 (the literal spellings of
+/// compiler/src/lower/json/build.rs). Only integers a double holds exactly
+/// should get the `.0` spelling.
+#[test]
+#[ignore = "finding 12: an integral enum value above 2^53 may be written N.0, which reads as another number"]
+fn finding_12_large_integral_enum_as_decimal() {
+    let case = Case::simple(
+        &one_tool(
+            r#"{"type": "object", "properties": {"n": {"enum": [9007199254740993]}}, "required": ["n"]}"#,
+        ),
+        "json",
+    );
+    let r = read(
+        &case,
+        "call",
+        r#"{"name": "f", "arguments": {"n": 9007199254740993.0}}"#,
+    );
+    assert!(r.is_err(), "accepted: {r:?}");
+}
