@@ -19,9 +19,9 @@
 //!   shown (`TOOLDEC_FUZZ_DUMP=path` writes its tool list there).
 //!
 //! Each finding is kept below as a `finding_*` test with its minimal
-//! input, ignored while it is open; the symptoms of the open ones are
-//! counted by the fuzzer (`gen::REPEATED_KEY` and the others) rather
-//! than failed on.
+//! input. While one is open its test is ignored, and the fuzzer counts
+//! its symptom under a name (a constant in `compile_fuzz_gen.rs`) rather
+//! than failing on it; none is open now.
 
 #[path = "compile_fuzz_gen.rs"]
 mod gen;
@@ -371,50 +371,67 @@ fn finding_2_counted_repeat_runs_to_the_time_limit() {
     );
 }
 
-/// Finding 3: two extra properties under one key count twice toward
-/// `minProperties`, but a JSON parser keeps one: `{"a": 1, "a": 1}` is
-/// accepted for `minProperties: 2` and reads back as `{"a": 1}`
-/// (`counted`/`extras_tail`, compiler/src/lower/json/build.rs).
+/// Finding 3: two extra properties under one key counted twice toward
+/// `minProperties`, but a JSON parser keeps one: `{"a": 1, "a": 1}` was
+/// accepted for `minProperties: 2` and read back as `{"a": 1}`
+/// (`counted`/`extras_tail`, compiler/src/lower/json/build.rs). A mask
+/// cannot keep extra names distinct, so extras now bring the count at
+/// most one short of the minimum the declared members reach, and an
+/// object that needs two extras is refused.
 #[test]
-#[ignore = "finding 3: a repeated extra key counts twice toward minProperties"]
 fn finding_3_repeated_key_counts_twice() {
-    let case = Case::simple(
+    let only_extras = Case::simple(
         &one_tool(
             r#"{"type": "object", "additionalProperties": {"type": "integer"}, "minProperties": 2}"#,
         ),
         "json",
     );
     let r = read(
-        &case,
+        &only_extras,
         "call",
         r#"{"name": "f", "arguments": {"a": 1, "a": 1}}"#,
     );
-    assert!(r.is_err(), "accepted: {r:?}");
-}
-
-/// Finding 4: a format whose `tool { }` writes no arguments compiles for a
-/// tool with required parameters, and its calls read back with `{}` as
-/// the arguments, which the schema refuses. Either the format should be
-/// refused for such tools (compiler/src/lower/call_format/mod.rs) or the
-/// reader should not invent arguments.
-#[test]
-#[ignore = "finding 4: a tool block without arguments reads back as {} despite required parameters"]
-fn finding_4_tool_block_without_arguments() {
-    let mut case = Case::simple(
+    assert!(matches!(&r, Err(e) if e.contains("distinct")), "{r:?}");
+    let declared = Case::simple(
         &one_tool(
-            r#"{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}"#,
+            r#"{"type": "object", "properties": {"p": {"type": "integer"}}, "additionalProperties": {"type": "integer"}, "minProperties": 2}"#,
         ),
         "json",
     );
-    case.format = FormatSpec::Text {
-        name: "bare".into(),
-        text: "entry start = \"Call: \" tool { name };\n".into(),
+    let call = |args: &str| format!(r#"{{"name": "f", "arguments": {args}}}"#);
+    let r = read(&declared, "call", &call(r#"{"a": 1, "a": 1}"#));
+    assert!(r.is_err(), "accepted: {r:?}");
+    let r = read(&declared, "call", &call(r#"{"p": 1, "a": 1}"#));
+    assert!(r.is_ok(), "{r:?}");
+    assert_clean(&declared);
+}
+
+/// Finding 4: a format whose `tool { }` writes no arguments compiled for a
+/// tool with required parameters, and its calls read back with `{}` as
+/// the arguments, which the schema refuses. Such a tool block is now
+/// refused for a tool whose arguments cannot be `{}`
+/// (`check_no_arguments`, compiler/src/lower/call_format/mod.rs).
+#[test]
+fn finding_4_tool_block_without_arguments() {
+    let bare = |parameters: &str| {
+        let mut case = Case::simple(&one_tool(parameters), "json");
+        case.format = FormatSpec::Text {
+            name: "bare".into(),
+            text: "entry start = \"Call: \" tool { name (\" \" args)? };\n".into(),
+        };
+        case
     };
-    let r = read(&case, "start", "Call: f");
+    let required =
+        bare(r#"{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}"#);
+    let r = read(&required, "start", "Call: f");
     assert!(
-        !matches!(&r, Ok(calls) if calls.iter().any(|c| c.arguments.is_empty())),
-        "read back with no arguments: {r:?}"
+        matches!(&r, Err(e) if e.contains("without arguments")),
+        "{r:?}"
     );
+    let optional = bare(r#"{"type": "object", "properties": {"a": {"type": "integer"}}}"#);
+    let r = read(&optional, "start", "Call: f");
+    assert!(matches!(&r, Ok(calls) if calls.len() == 1), "{r:?}");
+    assert_clean(&optional);
 }
 
 /// Finding 5: `minProperties` above `maxProperties` with extra properties
@@ -438,38 +455,49 @@ fn finding_5_min_properties_above_max() {
     assert!(r.is_err(), "accepted: {r:?}");
 }
 
-/// Finding 6: `args_gemma` writes keys bare, excluding only `:` and the
-/// quote, so a key may begin with `}`: `{}x:3}` (the key `}x`) is
-/// accepted but cannot be read back ("no reading"), and `{}` followed by
-/// text is ambiguous (`Spelling::keys` and `Spelling::key`,
-/// compiler/src/lower/json/spelling.rs). Also for a declared property
-/// named `}`.
+/// Finding 6: `args_gemma` wrote keys bare, excluding only `:` and the
+/// quote, so a key could begin with `}`: `{}x:3}` (the key `}x`) was
+/// accepted but could not be read back ("no reading"), and a key with a
+/// bracket confuses the depth count of vLLM's parser
+/// (`Spelling::keys` and `Spelling::key`,
+/// compiler/src/lower/json/spelling.rs). Bare keys now have none of
+/// `, : [ ] { }` and no space at an end; a declared property with one is
+/// refused.
 #[test]
-#[ignore = "finding 6: an args_gemma key beginning with } is accepted but unreadable"]
 fn finding_6_gemma_key_beginning_with_brace() {
-    for (schema, args) in [
-        (r#"{"type": "object"}"#, "{}x:3}"),
-        (
-            r#"{"type": "object", "properties": {"}": {"type": "integer"}}}"#,
-            "{}:3}",
-        ),
-    ] {
+    let gemma = |schema: &str| {
         let mut case = Case::simple(&one_tool(schema), "json");
         case.format = FormatSpec::Text {
             name: "gemma".into(),
             text: gen::FIXTURES[3].1.into(),
         };
         case.json.any_depth = 1;
-        let r = read(
-            &case,
-            "start",
-            &format!("<|tool_call>call:f{args}<tool_call|>"),
-        );
+        case
+    };
+    let text = |args: &str| format!("<|tool_call>call:f{args}<tool_call|>");
+    let open = gemma(r#"{"type": "object", "additionalProperties": {"type": "integer"}}"#);
+    for args in ["{}x:3}", "{a,b:3}", "{ a:3}", "{a :3}", "{a]:3}"] {
+        let r = read(&open, "start", &text(args));
         assert!(
-            !matches!(&r, Err(e) if e.contains("no reading")),
-            "{schema} {args}: {r:?}"
+            matches!(&r, Err(e) if !e.contains("no reading")),
+            "{args}: {r:?}"
         );
     }
+    let r = read(&open, "start", &text("{x y:3}"));
+    assert!(
+        matches!(&r, Ok(c) if c[0].arguments.get("x y") == Some(&json!(3))),
+        "{r:?}"
+    );
+    assert_clean(&open);
+    let r = read(
+        &gemma(r#"{"type": "object", "properties": {"}": {"type": "integer"}}}"#),
+        "start",
+        &text("{}:3}"),
+    );
+    assert!(
+        matches!(&r, Err(e) if e.contains("bare Gemma 4 key")),
+        "{r:?}"
+    );
 }
 
 /// Finding 7: a declared property name of 5,000 characters in an object
@@ -490,32 +518,53 @@ fn finding_7_long_property_name_overflows_the_stack() {
     });
 }
 
-/// Finding 8: `args_positional` reads only `properties` and `required`
+/// Finding 8: `args_positional` read only `properties` and `required`
 /// of the root schema (`Lowering::tool_positional`,
 /// compiler/src/lower/json/mod.rs; the reader's table does the same in
 /// compiler/src/artifact/meta.rs): `const`/`enum` on the whole arguments,
-/// root `allOf`/`anyOf`/`$ref`, `minProperties`, `dependentRequired` are
-/// not enforced. `args_python` and `args_xml` refuse `enum`/`const` there.
+/// root `allOf`/`anyOf`/`$ref`, `minProperties`, `dependentRequired` were
+/// not enforced. They are now refused with the keyword's pointer
+/// (`check_positional`), as `args_python` and `args_xml` refuse
+/// `enum`/`const` there.
 #[test]
-#[ignore = "finding 8: args_positional ignores root keywords other than properties and required"]
 fn finding_8_positional_ignores_root_keywords() {
-    for schema in [
-        r#"{"const": {"a": ""}}"#,
-        r#"{"allOf": [{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}]}"#,
-        r#"{"type": "object", "properties": {"a": {"type": "integer"}}, "minProperties": 1}"#,
+    for (schema, keyword) in [
+        (r#"{"const": {"a": ""}}"#, "/const"),
+        (
+            r#"{"allOf": [{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}]}"#,
+            "/allOf",
+        ),
+        (
+            r#"{"type": "object", "properties": {"a": {"type": "integer"}}, "minProperties": 1}"#,
+            "/minProperties",
+        ),
+        (
+            r#"{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["b"], "additionalProperties": true}"#,
+            "/required",
+        ),
     ] {
         let case = Case::simple(&one_tool(schema), "toolken");
         let r = read(&case, "call", "<T>f()=");
-        assert!(r.is_err(), "{schema}: `f()` accepted: {r:?}");
+        assert!(
+            matches!(&r, Err(e) if e.contains("args_positional") && e.contains(keyword)),
+            "{schema}: {r:?}"
+        );
     }
+    let plain = Case::simple(
+        &one_tool(
+            r#"{"type": "object", "properties": {"a": {"type": "integer"}}, "minProperties": 0, "description": "d"}"#,
+        ),
+        "toolken",
+    );
+    assert_clean(&plain);
 }
 
 /// Finding 9: `args_xml` parameters of a root schema whose properties are
-/// under `anyOf`, `allOf` or `$ref` are accepted but cannot be read back:
-/// the reader's table lists only the root's own `properties`
-/// (`params`, compiler/src/artifact/meta.rs).
+/// under `anyOf`, `allOf` or `$ref` were accepted but could not be read
+/// back: the reader's table listed only the root's own `properties`
+/// (`params`, compiler/src/artifact/meta.rs). It now lists the names
+/// declared under the root's applicators too.
 #[test]
-#[ignore = "finding 9: args_xml under a root anyOf/allOf/$ref is accepted but unreadable"]
 fn finding_9_xml_parameters_under_root_applicators() {
     for schema in [
         r#"{"anyOf": [{"type": "object", "properties": {"limit": {"type": "string"}}, "required": ["limit"]}]}"#,
@@ -531,14 +580,12 @@ fn finding_9_xml_parameters_under_root_applicators() {
     }
 }
 
-/// Finding 10 (interoperability, not validity): an integer may be written
-/// `-0` (`int_part`, compiler/src/lower/json/text.rs:
-/// `-?(0|[1-9][0-9]{0,17})`). JSON Schema reads it as the integer 0, but
-/// serde_json reads it as the float -0.0, and refuses it as an `i64`; the
-/// jsonschema crate calls it no integer. The fuzzer maps -0.0 to 0 before
-/// validating.
+/// Finding 10 (interoperability, not validity): an integer could be
+/// written `-0` (`integer_range`, compiler/src/lower/value/range.rs).
+/// JSON Schema reads it as the integer 0, but serde_json reads it as the
+/// float -0.0, and refuses it as an `i64`; the jsonschema crate calls it
+/// no integer. Integers are now written `0` only.
 #[test]
-#[ignore = "finding 10: integers may be written -0, which serde_json reads as a float"]
 fn finding_10_negative_zero_integer() {
     let case = Case::simple(
         &one_tool(
@@ -552,11 +599,11 @@ fn finding_10_negative_zero_integer() {
 
 /// Finding 11 (from the cargo-fuzz run): a property that `required` names
 /// but `properties` does not declare, allowed by `additionalProperties`,
-/// is written as an `args_xml` parameter but cannot be read back: the
-/// reader's table lists only `properties` (`params`,
-/// compiler/src/artifact/meta.rs), so it finds no reading.
+/// was written as an `args_xml` parameter but could not be read back: the
+/// reader's table listed only `properties` (`params`,
+/// compiler/src/artifact/meta.rs), so it found no reading. Such names are
+/// now in the table, typed by `additionalProperties`.
 #[test]
-#[ignore = "finding 11: a required but undeclared args_xml parameter is accepted but unreadable"]
 fn finding_11_xml_required_undeclared_parameter() {
     let case = Case::simple(
         &one_tool(
@@ -579,9 +626,8 @@ fn finding_11_xml_required_undeclared_parameter() {
 /// `9007199254740993.0` reads as 9007199254740992 or ...994, not the
 /// listed 9007199254740993 (the literal spellings of
 /// compiler/src/lower/json/build.rs). Only integers a double holds exactly
-/// should get the `.0` spelling.
+/// (|N| <= 2^53) now get the `.0` spelling.
 #[test]
-#[ignore = "finding 12: an integral enum value above 2^53 may be written N.0, which reads as another number"]
 fn finding_12_large_integral_enum_as_decimal() {
     let case = Case::simple(
         &one_tool(

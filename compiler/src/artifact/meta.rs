@@ -351,25 +351,108 @@ mod read {
         }
     }
 
-    /// The top-level parameters as `args_positional` orders them
-    /// (`json::tool_positional` reads the same two keys).
+    /// The top-level parameters: first the root's own `properties` in
+    /// order (as `args_positional` orders them, `json::tool_positional`
+    /// reading the same keys), then the names declared under the root's
+    /// applicators (`allOf`, `anyOf`, `oneOf`, local `$ref`,
+    /// `if`/`then`/`else`, `dependentSchemas`) and those that `required`
+    /// names without declaring, which `args_xml` writes too.
     fn params(schema: &Value) -> Vec<Param> {
-        let Some(props) = schema.get("properties").and_then(Value::as_object) else {
-            return Vec::new();
-        };
         let required: Vec<&str> = schema
             .get("required")
             .and_then(Value::as_array)
             .map(|r| r.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        props
-            .iter()
-            .map(|(name, sub)| Param {
-                name: name.clone(),
+        let mut declared = declared(schema, schema, 0);
+        for name in &required {
+            if !declared.iter().any(|(n, _)| n == name) {
+                // Typed by additionalProperties (absent: any value).
+                let k = match schema.get("additionalProperties") {
+                    Some(extra) => kinds(extra, schema, 0),
+                    None => None,
+                };
+                declared.push((name.to_string(), k));
+            }
+        }
+        declared
+            .into_iter()
+            .map(|(name, k)| Param {
                 required: required.contains(&name.as_str()),
-                kinds: kinds(sub, schema, 0).map_or_else(Vec::new, |k| k.into_iter().collect()),
+                name,
+                kinds: k.map_or_else(Vec::new, |k| k.into_iter().collect()),
             })
             .collect()
+    }
+
+    /// Names and kinds (`None`: any) that `s` declares for the object it
+    /// describes, in order: its `properties`, met with those of its
+    /// `allOf` and `$ref`, joined with those of its alternatives.
+    fn declared(s: &Value, root: &Value, depth: usize) -> Vec<(String, Option<BTreeSet<Kind>>)> {
+        let mut out: Vec<(String, Option<BTreeSet<Kind>>)> = Vec::new();
+        if depth > 16 {
+            return out;
+        }
+        let Some(obj) = s.as_object() else {
+            return out;
+        };
+        let add =
+            |out: &mut Vec<(String, Option<BTreeSet<Kind>>)>, name: &str, k, all: bool| match out
+                .iter_mut()
+                .find(|(n, _)| n == name)
+            {
+                Some((_, have)) if all => *have = meet(have.take(), k),
+                Some((_, have)) => *have = join(have.take(), k),
+                None => out.push((name.to_string(), k)),
+            };
+        if let Some(props) = obj.get("properties").and_then(Value::as_object) {
+            for (name, sub) in props {
+                add(&mut out, name, kinds(sub, root, 0), true);
+            }
+        }
+        let mut all: Vec<&Value> = obj
+            .get("allOf")
+            .and_then(Value::as_array)
+            .map(|v| v.iter().collect())
+            .unwrap_or_default();
+        if let Some(target) = obj
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix('#'))
+            .and_then(|p| root.pointer(p))
+        {
+            all.push(target);
+        }
+        for b in all {
+            for (name, k) in declared(b, root, depth + 1) {
+                add(&mut out, &name, k, true);
+            }
+        }
+        let mut any: Vec<&Value> = ["anyOf", "oneOf"]
+            .iter()
+            .filter_map(|key| obj.get(*key).and_then(Value::as_array))
+            .flatten()
+            .collect();
+        any.extend(
+            ["if", "then", "else"]
+                .iter()
+                .filter_map(|key| obj.get(*key)),
+        );
+        if let Some(d) = obj.get("dependentSchemas").and_then(Value::as_object) {
+            any.extend(d.values());
+        }
+        for b in any {
+            for (name, k) in declared(b, root, depth + 1) {
+                add(&mut out, &name, k, false);
+            }
+        }
+        out
+    }
+
+    /// Either set's kinds (`None`: any).
+    fn join(a: Option<BTreeSet<Kind>>, b: Option<BTreeSet<Kind>>) -> Option<BTreeSet<Kind>> {
+        let (mut a, b) = (a?, b?);
+        a.extend(b);
+        Some(a)
     }
 
     const ALL: [Kind; 7] = [

@@ -427,6 +427,45 @@ impl Lower<'_, '_> {
         Ok(e)
     }
 
+    /// For a tool block that can write a call without its arguments, which
+    /// a reader takes as `{}`: refuses a tool whose arguments cannot be
+    /// `{}` (a required parameter, `minProperties`), whose calls would
+    /// read back wrong.
+    fn check_no_arguments(&mut self, pos: Pos) -> Result<(), Error> {
+        let mut checked: HashMap<usize, bool> = HashMap::new();
+        for i in 0..self.tools.names.len() {
+            let group = self.tools.groups[i];
+            let ok = match checked.get(&group) {
+                Some(&ok) => ok,
+                None => {
+                    let ok = accepts(&self.tools.args[i], b"{}").map_err(|l| {
+                        self.err(
+                            pos,
+                            format!(
+                                "checking whether tool {:?} takes no arguments: {l}",
+                                self.tools.names[i]
+                            ),
+                        )
+                    })?;
+                    checked.insert(group, ok);
+                    ok
+                }
+            };
+            if !ok {
+                return Err(self.err(
+                    pos,
+                    format!(
+                        "this tool block can write a call of tool {:?} without arguments, which reads back as {{}}, \
+                         but its parameters do not accept {{}} (a required parameter?): write the arguments in every \
+                         branch, or leave such tools out",
+                        self.tools.names[i]
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// `tool { body }`: a trie over the tools' names when the body is a
     /// sequence that writes the name before anything else tool-specific;
     /// an alternation over the tools otherwise.
@@ -434,6 +473,9 @@ impl Lower<'_, '_> {
         let n = self.tools.names.len();
         if n == 0 {
             return Err(self.err(pos, "the tool list is empty"));
+        }
+        if syntax::may_skip_args(body) {
+            self.check_no_arguments(pos)?;
         }
         let items: Vec<&Node> = match body {
             Node::Seq(v) => v.iter().collect(),
@@ -501,6 +543,18 @@ impl Lower<'_, '_> {
         prefix.push(Expr::tag(Tag::Name, Expr::Trie(entries)));
         Ok(Expr::seq(prefix))
     }
+}
+
+/// Whether the language of `e` has `text`, walked on a lazy DFA of its
+/// NFA (only the states on the text's path are built).
+fn accepts(e: &Expr, text: &[u8]) -> Result<bool, crate::error::Limit> {
+    const MAX_NFA: usize = 1 << 22;
+    let nfa = crate::automaton::nfa::build(e, MAX_NFA)?;
+    let Some(mut d) = crate::automaton::lazy::LazyDfa::new(nfa, text.len() + 8) else {
+        return Ok(false);
+    };
+    let s = d.walk(d.start(), text);
+    Ok(!d.overflowed() && d.accepts(s))
 }
 
 /// Text followed by a trigger must not hide another (or the same) trigger

@@ -475,6 +475,20 @@ pub fn uses(n: &Node, want: fn(Part) -> bool) -> bool {
     }
 }
 
+/// Whether some path through `n` writes no arguments part: a call read
+/// from it has the arguments `{}`.
+pub fn may_skip_args(n: &Node) -> bool {
+    match n {
+        Node::Part(p, _) => matches!(p, Part::Name | Part::NameJson),
+        Node::Xml(..) => false,
+        Node::Tool(b, _) => may_skip_args(b),
+        Node::Repeat(b, min, _) => *min == 0 || may_skip_args(b),
+        Node::Seq(v) => v.iter().all(may_skip_args),
+        Node::Alt(v) => v.iter().any(may_skip_args),
+        _ => true,
+    }
+}
+
 /// Whether `n` uses any tool part.
 pub fn has_parts(n: &Node) -> bool {
     uses(n, |_| true)

@@ -166,8 +166,11 @@ impl<'a> Lowering<'a> {
     }
 
     /// One value as text in this spelling, with the machine's whitespace
-    /// between its tokens. An integral number is also accepted as `N.0`.
+    /// between its tokens. An integral number is also accepted as `N.0`
+    /// where a double holds it exactly (|N| <= 2^53): above that, a parser
+    /// reading `N.0` as a double gets another number.
     fn literal(&self, v: &Value, depth: usize) -> Expr {
+        const EXACT: i64 = 1 << 53;
         match v {
             Value::Number(n) => {
                 let mut texts = vec![n.to_string()];
@@ -178,7 +181,9 @@ impl<'a> Lowering<'a> {
                 });
                 if let Some(i) = int {
                     texts.push(i.to_string());
-                    texts.push(format!("{i}.0"));
+                    if i.abs() <= EXACT {
+                        texts.push(format!("{i}.0"));
+                    }
                 }
                 texts.sort();
                 texts.dedup();
@@ -727,6 +732,17 @@ impl<'a> Lowering<'a> {
             Spelling::Xml { open, close, .. } if top => {
                 Expr::seq([open.clone(), key(Expr::lit(n)), value, close.clone()])
             }
+            Spelling::Gemma { .. } if !self.spelling.writes_key(n) => {
+                return Err(self.err(
+                    ErrorKind::Unsupported,
+                    &f.at,
+                    &format!(
+                        "the property {n:?} cannot be a bare Gemma 4 key: vLLM's parser reads a key up to \
+                         the first ':', strips it, and counts brackets to find where an object ends, so a \
+                         key must not have any of , : [ ] {{ }} or the string quote, nor space at an end"
+                    ),
+                ));
+            }
             _ => Expr::seq([
                 key(self.spelling.key(n)),
                 self.ws(),
@@ -939,6 +955,18 @@ impl Lowering<'_> {
                 &format!("minProperties above {MAX_POSITIONS} is not supported"),
             ));
         }
+        if extras && f.min_props >= members as u64 + 2 {
+            return Err(self.err(
+                ErrorKind::Unsupported,
+                &f.at,
+                &format!(
+                    "minProperties {} needs at least two properties beyond the {members} declared ones, \
+                     but a token mask cannot keep the names of extra properties distinct, and a JSON \
+                     parser counts a repeated name once",
+                    f.min_props
+                ),
+            ));
+        }
         let cap = (self.opts.max_count as u64).max(f.min_props);
         let max = f.max_props.map(|m| m.min(cap));
         // When `counted` counts.
@@ -1027,6 +1055,12 @@ fn extras_tail(
 ) -> Expr {
     let lo = min.saturating_sub(c);
     let hi = max.map(|m| m.saturating_sub(c));
+    if lo >= 2 {
+        // Two extras may repeat one name, which a parser counts once: the
+        // declared members must bring the count within one of the minimum
+        // (a subset; `property_counts` refuses objects where none can).
+        return nothing();
+    }
     let Some(x) = extra else {
         return if lo == 0 { Expr::Empty } else { nothing() };
     };

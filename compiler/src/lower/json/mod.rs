@@ -218,15 +218,17 @@ impl<'a> Lowering<'a> {
         // The keyword checks of the whole schema come first.
         self.tool_arguments(i)?;
         let root = self.root();
-        let Some(props) = root.schema.get("properties").and_then(Value::as_object) else {
-            return Ok(Expr::Empty);
-        };
         let required: Vec<&str> = root
             .schema
             .get("required")
             .and_then(Value::as_array)
             .map(|r| r.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
+        let props = root.schema.get("properties").and_then(Value::as_object);
+        self.check_positional(&root, props, &required)?;
+        let Some(props) = props else {
+            return Ok(Expr::Empty);
+        };
         let mut req = Vec::new();
         let mut opt = Vec::new();
         for (name, sub) in props {
@@ -269,6 +271,70 @@ impl<'a> Lowering<'a> {
         }
         parts.push(tail);
         Ok(Expr::seq(parts))
+    }
+
+    /// Refuses a root keyword that positional arguments cannot honour:
+    /// they are the declared properties in order, nothing else, so a
+    /// keyword on the whole object (or a name `required` but not declared)
+    /// would go unenforced.
+    fn check_positional(
+        &self,
+        root: &Sub<'a>,
+        props: Option<&serde_json::Map<String, Value>>,
+        required: &[&str],
+    ) -> Result<(), Error> {
+        let refuse = |keyword: &str, why: &str| {
+            Err(self.err(
+                ErrorKind::Unsupported,
+                &format!("{}/{}", root.at, escape_pointer(keyword)),
+                &format!("args_positional writes the declared properties in order and nothing else, so {why}"),
+            ))
+        };
+        let declared = |n: &str| props.is_some_and(|p| p.contains_key(n));
+        if let Some(name) = required.iter().find(|n| !declared(n)) {
+            return refuse(
+                "required",
+                &format!(
+                    "the required {name:?}, which `properties` does not declare, has no position"
+                ),
+            );
+        }
+        let count = |k: &str| root.schema.get(k).and_then(Value::as_u64);
+        if count("minProperties").is_some_and(|n| n > required.len() as u64) {
+            return refuse(
+                "minProperties",
+                "minProperties above the number of required parameters cannot be enforced",
+            );
+        }
+        if count("maxProperties").is_some_and(|n| n < props.map_or(0, |p| p.len()) as u64) {
+            return refuse(
+                "maxProperties",
+                "maxProperties below the number of parameters cannot be enforced",
+            );
+        }
+        const WHOLE: [&str; 15] = [
+            "const",
+            "enum",
+            "not",
+            "allOf",
+            "anyOf",
+            "oneOf",
+            "$ref",
+            "$dynamicRef",
+            "if",
+            "then",
+            "else",
+            "dependentRequired",
+            "dependentSchemas",
+            "dependencies",
+            "propertyNames",
+        ];
+        for k in WHOLE.iter().chain(&["patternProperties"]) {
+            if root.schema.get(*k).is_some() {
+                return refuse(k, &format!("the root keyword {k} cannot be enforced"));
+            }
+        }
+        Ok(())
     }
 
     pub(crate) fn err(&self, kind: ErrorKind, pointer: &str, msg: &str) -> Error {

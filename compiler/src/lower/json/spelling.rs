@@ -213,6 +213,7 @@ impl Spelling {
     /// The key `name` of a member of a nested object.
     pub fn key(&self, name: &str) -> Expr {
         match self {
+            Spelling::Gemma { .. } if !self.writes_key(name) => nothing(),
             Spelling::Gemma { .. } => Expr::lit(name),
             Spelling::Python => self.string(name, 0),
             _ => Expr::Bytes(serde_json::to_string(name).unwrap_or_default().into_bytes()),
@@ -224,12 +225,34 @@ impl Spelling {
     pub fn keys(&self, json_quoted: Expr) -> Result<Expr, Limit> {
         match self {
             Spelling::Gemma { quote_text, .. } => {
-                // A bare key ends at the first ':'.
-                let stops = [quote_text.clone(), ":".to_string()];
-                without(respell(&json_quoted, raw)?, &stops)
+                // The keys `writes_key` allows.
+                let parts = [
+                    respell(&json_quoted, raw)?,
+                    without_key_stops(),
+                    trimmed(),
+                    expr::text_except(std::slice::from_ref(quote_text)),
+                ];
+                expr::intersect(&parts, INTERSECT_STATES)
             }
             Spelling::Python => self.strings(json_quoted, 0),
             _ => Ok(json_quoted),
+        }
+    }
+
+    /// Whether `name` can be written as a key of this spelling and read
+    /// back as itself: a Gemma 4 key is bare text, which vLLM's parser
+    /// (`_parse_gemma4_args`) takes up to the first `:`, after skipping
+    /// spaces and commas, stripped, inside braces and brackets it counts
+    /// to find where an object ends.
+    pub fn writes_key(&self, name: &str) -> bool {
+        match self {
+            Spelling::Gemma { quote_text, .. } => {
+                !name.contains(GEMMA_KEY_STOPS)
+                    && !name.starts_with(is_py_space)
+                    && !name.ends_with(is_py_space)
+                    && (quote_text.is_empty() || !name.contains(quote_text.as_str()))
+            }
+            _ => true,
         }
     }
 
@@ -256,6 +279,23 @@ const PY_SPACE: &[(char, char)] = &[
 
 fn is_py_space(c: char) -> bool {
     PY_SPACE.iter().any(|&(lo, hi)| lo <= c && c <= hi)
+}
+
+/// What a bare Gemma 4 key never contains (see [`Spelling::writes_key`]).
+const GEMMA_KEY_STOPS: [char; 6] = [',', ':', '[', ']', '{', '}'];
+
+/// Text without [`GEMMA_KEY_STOPS`].
+fn without_key_stops() -> Expr {
+    let mut allowed: Vec<(char, char)> = Vec::new();
+    let mut next = '\0';
+    for c in GEMMA_KEY_STOPS {
+        if next < c {
+            allowed.push((next, char::from_u32(c as u32 - 1).unwrap_or(next)));
+        }
+        next = char::from_u32(c as u32 + 1).unwrap_or(char::MAX);
+    }
+    allowed.push((next, char::MAX));
+    Expr::star(Expr::CharClass(allowed))
 }
 
 /// Text that neither begins nor ends with whitespace: the GLM, MiniMax

@@ -114,11 +114,24 @@ pub(super) fn int_part() -> Expr {
     ])
 }
 
-/// `-?(0|[1-9][0-9]{0,17})`: canonical integers that fit an i64 exactly
-/// (the reference the integer ranges are tested against).
+/// `0|-?[1-9][0-9]{0,17}`: canonical integers that fit an i64 exactly
+/// (the reference the integer ranges are tested against). Not `-0`: JSON
+/// Schema reads it as the integer 0, but serde_json and JavaScript read a
+/// float (-0.0), which an `i64` field or an `integer` check refuses.
 #[cfg(test)]
 pub fn json_integer() -> Expr {
-    int_part()
+    Expr::alt([
+        Expr::lit("0"),
+        Expr::seq([
+            Expr::opt(Expr::lit("-")),
+            Expr::ByteClass(vec![(b'1', b'9')]),
+            Expr::repeat(
+                Expr::ByteClass(vec![(b'0', b'9')]),
+                0,
+                Some(MAX_INT_DIGITS - 1),
+            ),
+        ]),
+    ])
 }
 
 /// A JSON number whose value is a finite double: the integer part has at

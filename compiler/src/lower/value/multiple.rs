@@ -101,7 +101,8 @@ fn check_counter(k: u64, d: u32) -> Result<(), String> {
 }
 
 /// Canonical JSON integers (at most [`MAX_INT_DIGITS`] digits, `-0`
-/// included, as [`crate::lower::json::json_integer`]) divisible by `k`, as an
+/// included: the integer range it is intersected with leaves it out)
+/// divisible by `k`, as an
 /// [`Expr::Automaton`]: a remainder counter over the decimal digits (the
 /// sign does not matter) with a digit count, about `20·k` states.
 ///
