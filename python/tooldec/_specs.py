@@ -97,6 +97,30 @@ def parse_spec(spec: Any) -> Optional[Spec]:
     return Spec(name, entry, max_tokens, tool)
 
 
+def with_budget(grammar: Any, max_tokens: Optional[int]) -> Any:
+    """``grammar`` with the engine's token limit for the request carried in,
+    when it names a tooldec artifact: the spec's own ``max_tokens`` if
+    smaller, else ``max_tokens``. Any other grammar (or a malformed spec,
+    which the backend then refuses with its message) comes back as is."""
+    if max_tokens is None or isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
+        return grammar
+    try:
+        spec = parse_spec(grammar)
+    except ValueError:
+        return grammar
+    if spec is None:
+        return grammar
+    budget = max(0, max_tokens)
+    if spec.max_tokens is not None:
+        budget = min(budget, spec.max_tokens)
+    out: Dict[str, Any] = {"tooldec": spec.name, "max_tokens": budget}
+    if spec.entry is not None:
+        out["entry"] = spec.entry
+    if spec.tool is not None:
+        out["tool"] = spec.tool
+    return json.dumps(out, sort_keys=True)
+
+
 def _stem(path: str) -> str:
     base = os.path.basename(os.fspath(path))
     return base[:-4] if base.endswith(".tdm") else base

@@ -44,18 +44,41 @@ from sglang.srt.constrained.base_grammar_backend import (
 )
 
 from ._bitmask import allocate_token_bitmask, apply_token_bitmask
-from ._specs import ArtifactsLike, check_width, load_artifacts, parse_spec, resolve
+from ._specs import (
+    ArtifactsLike,
+    check_width,
+    load_artifacts,
+    parse_spec,
+    resolve,
+    with_budget,
+)
 from ._tooldec import Artifact, Matcher
 from ._vocab import check_vocabulary, vocab_fingerprint
 
-try:
-    from sglang.srt.constrained.base_grammar_backend import INVALID_GRAMMAR_OBJ
-except ImportError:  # older SGLang: an invalid grammar is None
-    INVALID_GRAMMAR_OBJ = None
+try:  # SGLang >= 0.5.x: an invalid grammar is an object carrying its message
+    from sglang.srt.constrained.base_grammar_backend import InvalidGrammarObject
+
+    def _invalid(message: str) -> Any:
+        return InvalidGrammarObject(message)
+
+except ImportError:  # older SGLang: one shared object, or None before that
+    try:
+        from sglang.srt.constrained.base_grammar_backend import INVALID_GRAMMAR_OBJ
+    except ImportError:
+        INVALID_GRAMMAR_OBJ = None
+
+    def _invalid(message: str) -> Any:
+        return INVALID_GRAMMAR_OBJ
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["TooldecGrammar", "TooldecGrammarBackend", "register", "MAX_ROLLBACK_TOKENS"]
+__all__ = [
+    "TooldecGrammar",
+    "TooldecGrammarBackend",
+    "register",
+    "plugin",
+    "MAX_ROLLBACK_TOKENS",
+]
 
 #: Rollback capacity per request: SGLang's xgrammar backend uses the same
 #: (speculative tree verification rolls back one token at a time; jump-forward
@@ -229,7 +252,7 @@ class TooldecGrammarBackend(BaseGrammarBackend):
             spec = parse_spec(key_string)
         except ValueError as e:
             logger.error("%s", e)
-            return INVALID_GRAMMAR_OBJ
+            return _invalid(str(e))
         if spec is None:
             if self.fallback is not None:
                 dispatch = getattr(self.fallback, f"dispatch_{key_type}", None)
@@ -249,7 +272,7 @@ class TooldecGrammarBackend(BaseGrammarBackend):
             )
         except ValueError as e:
             logger.error("tooldec: invalid grammar %r: %s", key_string, e)
-            return INVALID_GRAMMAR_OBJ
+            return _invalid(str(e))
 
     def dispatch_json(self, key_string: str) -> Optional[BaseGrammarObject]:
         return self._dispatch("json", key_string)
@@ -296,6 +319,7 @@ def register(
         )
 
     register_grammar_backend(name, init)
+    carry_budget()
     # Newer SGLang checks --grammar-backend against a list of choices.
     for module in ("sglang.srt.server_args", "sglang.srt.arg_groups.choices"):
         try:
@@ -307,3 +331,57 @@ def register(
         if add is not None and (choices is None or name not in choices):
             add([name])
         break
+
+
+#: The request's grammar parameters, in the order SGLang's GrammarManager
+#: picks the one that becomes the grammar key.
+_GRAMMAR_PARAMS = ("json_schema", "regex", "ebnf", "structural_tag")
+
+
+def budget_request(req: Any) -> None:
+    """Carries ``req.sampling_params.max_new_tokens`` into the request's
+    tooldec grammar string (``with_budget``), so that the grammar completes
+    the call within the request's own limit. Other grammars are left as
+    they are. SGLang keys its grammar cache by that string: requests with
+    the same spec and limit share one compiled grammar."""
+    sp = getattr(req, "sampling_params", None)
+    if sp is None:
+        return
+    for attr in _GRAMMAR_PARAMS:
+        value = getattr(sp, attr, None)
+        if value is not None:
+            setattr(sp, attr, with_budget(value, getattr(sp, "max_new_tokens", None)))
+            return
+
+
+def carry_budget() -> bool:
+    """Wraps SGLang's ``GrammarManager.process_req_with_grammar`` (the one
+    place a request's grammar key is made) so that it sees the request's
+    ``max_new_tokens`` (see ``budget_request``): SGLang gives a grammar
+    backend the grammar string alone. Idempotent; False when this SGLang
+    has no such method (then the budget must be in the spec)."""
+    try:
+        from sglang.srt.constrained.grammar_manager import GrammarManager
+    except ImportError:
+        return False
+    original = getattr(GrammarManager, "process_req_with_grammar", None)
+    if original is None:
+        return False
+    if getattr(original, "_tooldec_budget", False):
+        return True
+
+    def process_req_with_grammar(self: Any, req: Any) -> Any:
+        budget_request(req)
+        return original(self, req)
+
+    process_req_with_grammar._tooldec_budget = True  # type: ignore[attr-defined]
+    GrammarManager.process_req_with_grammar = process_req_with_grammar
+    return True
+
+
+def plugin() -> None:
+    """The ``sglang.srt.plugins`` entry point: ``register()`` with its
+    defaults (the backend ``tooldec``, artifacts from ``TOOLDEC_ARTIFACTS``
+    when SGLang creates it), in every SGLang process, the spawned scheduler
+    included, before the server's arguments are parsed."""
+    register()

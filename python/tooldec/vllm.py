@@ -42,8 +42,9 @@ calls them).
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterable, List, Optional
 
 from vllm.v1.structured_output.backend_types import (
     StructuredOutputBackend,
@@ -52,13 +53,20 @@ from vllm.v1.structured_output.backend_types import (
 )
 
 from ._bitmask import allocate_token_bitmask
-from ._specs import ArtifactsLike, check_width, load_artifacts, parse_spec, resolve
+from ._specs import (
+    ArtifactsLike,
+    check_width,
+    load_artifacts,
+    parse_spec,
+    resolve,
+    with_budget,
+)
 from ._tooldec import Artifact, Matcher
 from ._vocab import check_vocabulary, vocab_fingerprint
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["TooldecBackend", "TooldecGrammar", "configure", "install"]
+__all__ = ["TooldecBackend", "TooldecGrammar", "configure", "install", "plugin"]
 
 _CONFIG: Dict[str, Any] = {"artifacts": None, "fallback": None}
 
@@ -76,11 +84,23 @@ class TooldecGrammar(StructuredOutputGrammar):
     """One request's grammar: a tooldec matcher with a fixed rollback
     capacity."""
 
-    def __init__(self, matcher: Matcher, vocab_size: int, artifact: Optional[Artifact] = None):
+    def __init__(
+        self,
+        matcher: Matcher,
+        vocab_size: int,
+        artifact: Optional[Artifact] = None,
+        stop_token_ids: Optional[Iterable[int]] = None,
+    ):
         self.matcher = matcher
         self.vocab_size = vocab_size
         self.artifact = artifact if artifact is not None else matcher.artifact
         self._eos = frozenset(self.artifact.eos_token_ids)
+        # The request's other stop tokens end generation wherever they are
+        # sampled: like vLLM's xgrammar backend, keep them masked until
+        # the call is complete (the artifact's EOS ends it then).
+        self._stops = sorted(
+            t for t in set(stop_token_ids or ()) - self._eos if 0 <= t < vocab_size
+        )
         self.num_processed_tokens = 0
 
     def accept_tokens(self, request_id: str, tokens: List[int]) -> bool:
@@ -115,6 +135,9 @@ class TooldecGrammar(StructuredOutputGrammar):
 
     def fill_bitmask(self, bitmask: Any, idx: int) -> None:
         self.matcher.fill_next_token_bitmask(bitmask, idx)
+        for t in self._stops:
+            word = int(bitmask[idx, t >> 5]) & ~(1 << (t & 31)) & 0xFFFFFFFF
+            bitmask[idx, t >> 5] = word - (1 << 32) if word >> 31 else word
 
     def is_terminated(self) -> bool:
         return self.matcher.is_terminated()
@@ -161,8 +184,14 @@ class TooldecBackend(StructuredOutputBackend):
         )
 
     def compile_grammar(
-        self, request_type: StructuredOutputOptions, grammar_spec: str, **kwargs: Any
+        self,
+        request_type: StructuredOutputOptions,
+        grammar_spec: str,
+        stop_token_ids: Optional[Iterable[int]] = None,
+        **kwargs: Any,
     ) -> StructuredOutputGrammar:
+        if stop_token_ids is not None:
+            kwargs["stop_token_ids"] = stop_token_ids  # for the fallback
         spec = parse_spec(grammar_spec)
         if spec is None:
             if self.fallback is not None:
@@ -179,7 +208,7 @@ class TooldecBackend(StructuredOutputBackend):
             max_rollback=self.max_rollback,
             tool=spec.tool,
         )
-        return TooldecGrammar(matcher, self.vocab_size, art)
+        return TooldecGrammar(matcher, self.vocab_size, art, stop_token_ids)
 
     def allocate_token_bitmask(self, max_num_seqs: int) -> Any:
         """An all-ones CPU ``int32`` bitmask ``(max_num_seqs, ceil(vocab_size
@@ -209,3 +238,100 @@ def install(manager: Any, artifacts: ArtifactsLike = None, fallback: Optional[ty
         tokenizer=getattr(manager, "tokenizer", None),
         vocab_size=manager.vllm_config.model_config.get_vocab_size(),
     )
+
+
+# The plugin: vLLM has no registry of structured-output backends (its
+# backend name is a closed set, chosen by if/elif in the request validation
+# and in StructuredOutputManager.grammar_init), so the entry point wraps the
+# two functions that decide, in every vLLM process that loads plugins.
+
+
+def plugin() -> None:
+    """The ``vllm.general_plugins`` entry point (``tooldec``): requests whose
+    structured-output grammar names a tooldec artifact (``"tooldec:NAME"``
+    or ``{"tooldec": ...}`` as ``grammar``, ``structural_tag`` or ``json``)
+    pass vLLM's validation and are compiled by a ``TooldecBackend`` with the
+    request's own ``max_tokens`` and stop tokens; every other request keeps
+    vLLM's backend. Artifacts come from ``configure`` or
+    ``TOOLDEC_ARTIFACTS``. Disable with ``VLLM_PLUGINS`` (vLLM's filter)."""
+    _accept_specs()
+    _route_specs()
+
+
+def _spec_string(params: Any) -> Optional[Any]:
+    """The tooldec spec among a ``StructuredOutputsParams``' grammars."""
+    for field in ("grammar", "structural_tag", "json"):
+        value = getattr(params, field, None)
+        if value is not None and parse_spec(value) is not None:
+            return value
+    return None
+
+
+def _accept_specs() -> None:
+    from vllm.sampling_params import SamplingParams
+
+    original = SamplingParams._validate_structured_outputs
+    if getattr(original, "_tooldec", False):
+        return
+
+    def _validate_structured_outputs(self: Any, model_config: Any, config: Any, tokenizer: Any) -> None:
+        params = self.structured_outputs
+        if config is None or params is None:
+            return original(self, model_config, config, tokenizer)
+        try:
+            spec = _spec_string(params)
+        except ValueError as e:
+            from vllm.exceptions import VLLMValidationError
+
+            raise VLLMValidationError(str(e)) from None
+        if spec is None:
+            return original(self, model_config, config, tokenizer)
+        # The engine builds vLLM's own backend for the other requests:
+        # the configured one, or xgrammar under "auto".
+        if config.backend == "auto":
+            params._backend = "xgrammar"
+            params._backend_was_auto = True
+        else:
+            params._backend = config.backend
+        return None
+
+    _validate_structured_outputs._tooldec = True  # type: ignore[attr-defined]
+    SamplingParams._validate_structured_outputs = _validate_structured_outputs
+
+
+_BACKEND_LOCK = threading.Lock()
+
+
+def _route_specs() -> None:
+    from vllm.v1.structured_output import StructuredOutputManager
+
+    original = StructuredOutputManager._create_grammar
+    if getattr(original, "_tooldec", False):
+        return
+
+    def _create_grammar(self: Any, request: Any) -> StructuredOutputGrammar:
+        request_type, grammar_spec = request.structured_output_request.structured_output_key
+        try:
+            spec = parse_spec(grammar_spec)
+        except ValueError:
+            spec = None
+        if spec is None:
+            return original(self, request)
+        with _BACKEND_LOCK:  # grammars compile on vLLM's thread pool
+            backend = getattr(self, "_tooldec_backend", None)
+            if backend is None:
+                backend = TooldecBackend(
+                    self.vllm_config,
+                    tokenizer=self.tokenizer,
+                    vocab_size=self.vllm_config.model_config.get_vocab_size(),
+                )
+                self._tooldec_backend = backend
+        sampling = request.sampling_params
+        return backend.compile_grammar(
+            request_type,
+            with_budget(grammar_spec, getattr(request, "max_tokens", None)),
+            stop_token_ids=sampling.all_stop_token_ids if sampling is not None else None,
+        )
+
+    _create_grammar._tooldec = True  # type: ignore[attr-defined]
+    StructuredOutputManager._create_grammar = _create_grammar

@@ -1,0 +1,179 @@
+"""tooldec.vllm inside vLLM itself (the installed package, on CPU): the
+``vllm.general_plugins`` entry point as vLLM loads it, requests validated
+by ``SamplingParams.verify`` (what the API server runs), admitted and
+masked by vLLM's own ``StructuredOutputManager`` (``grammar_init``,
+``grammar_bitmask``, ``accept_tokens``), the mask applied with the kernel
+vLLM applies it with, on SmolLM2's real logits.
+
+``python/test-engines.sh`` runs it in vLLM's environment; elsewhere it
+skips (see ``real_engines``).
+"""
+
+import json
+import time
+
+import pytest
+
+from conftest import ROOT, record
+from helpers import check_output
+from real_engines import EOS, VOCAB, model_dir, require_engine, smollm2, weather_smollm2
+
+require_engine("vllm")
+
+import tooldec.vllm as tvl  # noqa: E402
+import torch  # noqa: E402
+from vllm.config import DeviceConfig, ModelConfig, StructuredOutputsConfig, VllmConfig  # noqa: E402
+from vllm.plugins import load_general_plugins  # noqa: E402
+from vllm.sampling_params import SamplingParams, StructuredOutputsParams  # noqa: E402
+from vllm.v1.request import Request  # noqa: E402
+from vllm.v1.structured_output import StructuredOutputManager  # noqa: E402
+
+WEATHER = ROOT / "grammars" / "examples" / "weather.json"
+
+
+@pytest.fixture(scope="module")
+def art():
+    return weather_smollm2(WEATHER)
+
+
+@pytest.fixture(scope="module")
+def engine(art, tmp_path_factory):
+    """vLLM's configuration for SmolLM2 on the CPU, its tokenizer, and the
+    plugin loaded through vLLM's own entry-point loader."""
+    from vllm.tokenizers import cached_tokenizer_from_config
+
+    load_general_plugins()
+    from vllm.sampling_params import SamplingParams as SP
+
+    assert getattr(SP._validate_structured_outputs, "_tooldec", False), "plugin not loaded"
+    tvl.configure({"weather": art})
+    d = str(model_dir(tmp_path_factory.mktemp("model")))
+    mc = ModelConfig(model=d, tokenizer=d, max_model_len=2048, dtype="float32")
+    vc = VllmConfig(
+        model_config=mc,
+        device_config=DeviceConfig(device="cpu"),
+        structured_outputs_config=StructuredOutputsConfig(backend="auto"),
+    )
+    tok = cached_tokenizer_from_config(model_config=mc)
+    return mc, vc, tok
+
+
+def request(engine, rid, prompt, max_tokens, **structured):
+    mc, vc, tok = engine
+    sp = SamplingParams(
+        max_tokens=max_tokens,
+        stop_token_ids=[EOS],
+        structured_outputs=StructuredOutputsParams(**structured),
+    )
+    sp.verify(mc, None, vc.structured_outputs_config, tok)
+    return Request(request_id=rid, prompt_token_ids=prompt, sampling_params=sp, pooling_params=None)
+
+
+def admit(mgr, reqs):
+    for r in reqs:
+        mgr.grammar_init(r)
+    deadline = time.time() + 60
+    while not all(r.structured_output_request.is_grammar_ready for r in reqs):
+        assert time.time() < deadline, "grammars not ready"
+        time.sleep(0.01)
+
+
+def test_requests_complete_within_their_own_max_tokens(engine, art):
+    """The spec names only the artifact; each request's max_tokens reaches
+    the grammar, and greedy decoding on SmolLM2 ends every request with a
+    complete, valid call, down to a limit two tokens above the shortest."""
+    import xgrammar
+
+    mgr = StructuredOutputManager(engine[1])
+    model = smollm2()
+    with open(WEATHER) as f:
+        spec = json.load(f)
+    tools = {t["function"]["name"]: t["function"]["parameters"] for t in spec}
+    prompt = model.prompt("What is the weather in Lyon tomorrow?", spec)
+    limits = [48, 32, art.min_tokens + 2]
+    reqs = [
+        request(engine, f"r{i}", prompt, n, grammar="tooldec:weather")
+        if i % 2 == 0
+        else request(engine, f"r{i}", prompt, n, structural_tag='{"tooldec": "weather"}')
+        for i, n in enumerate(limits)
+    ]
+    admit(mgr, reqs)
+    for r, n in zip(reqs, limits):
+        g = r.structured_output_request.grammar
+        assert isinstance(g, tvl.TooldecGrammar) and g.matcher.tokens_left == n, r.request_id
+    outputs = {r.request_id: [] for r in reqs}
+    running = list(reqs)
+    steps = 0
+    while running:
+        steps += 1
+        ids = [r.request_id for r in running]
+        bitmask = mgr.grammar_bitmask({r.request_id: r for r in running}, ids, {})
+        logits = model.logits([r.prompt_token_ids + outputs[r.request_id] for r in running])
+        xgrammar.apply_token_bitmask_inplace(logits, torch.from_numpy(bitmask))
+        for r, t in zip(running, logits.argmax(dim=-1).tolist()):
+            outputs[r.request_id].append(t)
+            assert mgr.accept_tokens(r, [t])
+        running = [
+            r
+            for r in running
+            if outputs[r.request_id][-1] != EOS and len(outputs[r.request_id]) < r.max_tokens
+        ]
+    for r in reqs:
+        out = outputs[r.request_id]
+        g = r.structured_output_request.grammar
+        assert len(out) <= r.max_tokens and (g.is_terminated() or g.matcher.is_accepting())
+        check_output(art, tools, [t for t in out if t != EOS])
+    mgr.clear_backend()
+    import vllm
+
+    record(
+        f"vllm {vllm.__version__} (plugin, real StructuredOutputManager, SmolLM2 logits): "
+        f"{len(reqs)} requests, max_tokens {limits}, {steps} steps, every output a complete valid call"
+    )
+
+
+def test_other_stop_tokens_are_masked_until_the_call_ends(engine, art):
+    """A request's own stop token (not the artifact's EOS) is masked while
+    the call is incomplete, as vLLM's xgrammar backend does."""
+    mc, vc, tok = engine
+    stop = tok.encode("Hello", add_special_tokens=False)[0]
+    backend = tvl.TooldecBackend(vc, tokenizer=tok, vocab_size=VOCAB)
+    g = backend.compile_grammar(None, "tooldec:weather", stop_token_ids={stop, EOS})
+    plain = backend.compile_grammar(None, "tooldec:weather")
+    # Inside the city's string, where "Hello" is text the call may hold.
+    prefix = tok.encode('<tool_call>\n{"name": "get_weather", "arguments": {"city": "', add_special_tokens=False)
+    assert g.accept_tokens("r", prefix) and plain.accept_tokens("r", prefix)
+    bitmask = backend.allocate_token_bitmask(2)
+    g.fill_bitmask(bitmask, 0)
+    plain.fill_bitmask(bitmask, 1)
+    bit = lambda row: (int(bitmask[row, stop >> 5]) >> (stop & 31)) & 1  # noqa: E731
+    assert bit(1) == 1 and bit(0) == 0
+    # Only that bit differs.
+    diff = (bitmask[0] ^ bitmask[1]).nonzero().flatten().tolist()
+    assert diff == [stop >> 5]
+
+
+def test_invalid_requests_are_refused_cleanly(engine):
+    """A malformed spec is refused at validation (the API server's 400); a
+    spec naming no artifact, or a limit below the shortest call, fails
+    that request's grammar alone while the others are served."""
+    mgr = StructuredOutputManager(engine[1])
+    from vllm.exceptions import VLLMValidationError
+
+    with pytest.raises(VLLMValidationError, match="artifact name must be a string"):
+        request(engine, "bad", [1, 2], 16, grammar='{"tooldec": 5}')
+    nope = request(engine, "nope", [1, 2], 16, grammar="tooldec:nope")
+    short = request(engine, "short", [1, 2], 3, grammar="tooldec:weather")
+    good = request(engine, "good", [1, 2], 40, grammar="tooldec:weather")
+    for r in (nope, short, good):
+        mgr.grammar_init(r)
+    for r, pattern in ((nope, "no artifact named 'nope'"), (short, "budget|tokens")):
+        with pytest.raises(ValueError, match=pattern):
+            r.structured_output_request._grammar.result(timeout=30)  # the compile's Future
+    admit(mgr, [good])
+    assert isinstance(good.structured_output_request.grammar, tvl.TooldecGrammar)
+    # Other grammars keep vLLM's own backend.
+    js = request(engine, "json", [1, 2], 16, json={"type": "object"})
+    admit(mgr, [js])
+    assert not isinstance(js.structured_output_request.grammar, tvl.TooldecGrammar)
+    mgr.clear_backend()
