@@ -67,9 +67,11 @@ def manager(art, tmp_path_factory):
     publish(args, role="scheduler")
     # One scheduler process, no pipeline (what building the groups states).
     get_parallel().override_permanently(pp_rank=0)
+    from transformers import AutoTokenizer
+
     scheduler = SimpleNamespace(
         server_args=args,
-        tokenizer=None,
+        tokenizer=AutoTokenizer.from_pretrained(str(d)),
         model_config=SimpleNamespace(vocab_size=VOCAB, hf_eos_token_id={EOS}, think_end_ids=None),
         dp_tp_cpu_group=None,
         dp_tp_group=SimpleNamespace(world_size=1, first_rank=0, is_first_rank=True),
@@ -230,3 +232,48 @@ def test_eagle_tree_verification(manager, art):
         else:
             assert not mask[node].numpy().any(), node
     assert mask[3].sum() == 0 and mask[1].any()
+
+
+def test_a_chat_requests_own_tools(manager, monkeypatch):
+    """The OpenAI-server path: with TOOLDEC_TOOL_FORMAT, SGLang's own
+    FunctionCallParser turns a request's tools and tool_choice into a
+    tooldec spec; the backend compiles it for the engine's tokenizer; the
+    output on SmolLM2, within max_new_tokens, is read back by SGLang's own
+    qwen25 (Hermes-style) detector as valid calls."""
+    import jsonschema
+    from sglang.srt.entrypoints.openai.protocol import Tool, ToolChoice
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+
+    monkeypatch.setenv("TOOLDEC_TOOL_FORMAT", "hermes")
+    with open(WEATHER) as f:
+        spec_tools = json.load(f)
+    tools = [Tool(**t) for t in spec_tools]
+    schemas = {t["function"]["name"]: t["function"]["parameters"] for t in spec_tools}
+    model = smollm2()
+    prompt = model.prompt("What time is it in Tokyo?", spec_tools)
+    named = ToolChoice(type="function", function={"name": "get_time"})
+    reqs = []
+    for i, (choice, parallel, limit) in enumerate([("required", True, 56), (named, False, 36)]):
+        kind, grammar = FunctionCallParser(tools, "qwen25").get_structure_constraint(
+            choice, parallel_tool_calls=parallel
+        )
+        assert kind == "ebnf" and json.loads(grammar)["tooldec"]["format"] == "hermes"
+        reqs.append(Req(f"chat{i}", SamplingParams(max_new_tokens=limit, ebnf=grammar), prompt))
+    admit(manager, reqs)
+    assert all(isinstance(r.grammar, tsg.TooldecGrammar) for r in reqs), [r.finished_reason for r in reqs]
+    decode(manager, reqs, model)
+    calls = 0
+    for r in reqs:
+        assert r.grammar.matcher.is_accepting() or r.grammar.is_terminated(), r.rid
+        text = model.tokenizer.decode([t for t in r.output_ids if t != EOS])
+        _, parsed = FunctionCallParser(tools, "qwen25").parse_non_stream(text)
+        assert parsed, text
+        for c in parsed:
+            jsonschema.validate(json.loads(c.parameters), schemas[c.name])
+            calls += 1
+    assert [c.name for c in FunctionCallParser(tools, "qwen25").parse_non_stream(
+        model.tokenizer.decode([t for t in reqs[1].output_ids if t != EOS]))[1]] == ["get_time"]
+    record(
+        f"sglang: a chat request's own tools (FunctionCallParser, tool_choice required and "
+        f"named): {calls} calls read back by SGLang's qwen25 detector, each valid"
+    )

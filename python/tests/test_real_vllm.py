@@ -177,3 +177,70 @@ def test_invalid_requests_are_refused_cleanly(engine):
     admit(mgr, [js])
     assert not isinstance(js.structured_output_request.grammar, tvl.TooldecGrammar)
     mgr.clear_backend()
+
+
+def test_a_chat_requests_own_tools(engine, monkeypatch):
+    """The OpenAI-server path: a chat request's tools, tool_choice and
+    parallel_tool_calls, through vLLM's own hermes parser's adjust_request
+    (where the plugin puts the tools in the model's format), compiled in
+    the engine for its tokenizer, decoded on SmolLM2 within the request's
+    max_tokens, and read back by vLLM's own hermes tool parser."""
+    import jsonschema
+    import xgrammar
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+    from vllm.parser.parser_manager import ParserManager
+    from vllm.tool_parsers.abstract_tool_parser import ToolParserManager
+
+    mc, vc, tok = engine
+    monkeypatch.setenv("TOOLDEC_TOOL_FORMAT", "hermes")
+    with open(WEATHER) as f:
+        tools = json.load(f)
+    schemas = {t["function"]["name"]: t["function"]["parameters"] for t in tools}
+    parser_cls = ParserManager.get_parser(tool_parser_name="hermes", enable_auto_tools=True)
+    model = smollm2()
+    mgr = StructuredOutputManager(vc)
+    cases = [
+        ("required", True, 64),
+        ({"type": "function", "function": {"name": "get_time"}}, False, 40),
+    ]
+    calls = 0
+    for choice, parallel, max_tokens in cases:
+        messages = [{"role": "user", "content": "What is the weather in Lyon, and the time there?"}]
+        req = ChatCompletionRequest(
+            model="smollm2",
+            messages=messages,
+            tools=tools,
+            tool_choice=choice,
+            parallel_tool_calls=parallel,
+            max_tokens=max_tokens,
+        )
+        req = parser_cls(tok, req.tools, model_config=mc).adjust_request(req)
+        spec = json.loads(req.structured_outputs.structural_tag)
+        assert spec["tooldec"]["format"] == "hermes" and len(spec["tooldec"]["tools"]) == len(tools)
+        sp = SamplingParams(
+            max_tokens=max_tokens, stop_token_ids=[EOS], structured_outputs=req.structured_outputs
+        )
+        sp.verify(mc, None, vc.structured_outputs_config, tok)
+        prompt = model.prompt(messages[0]["content"], tools)
+        r = Request(request_id=f"chat{calls}", prompt_token_ids=prompt, sampling_params=sp, pooling_params=None)
+        admit(mgr, [r])
+        out = []
+        while not out or (out[-1] != EOS and len(out) < max_tokens):
+            bitmask = mgr.grammar_bitmask({r.request_id: r}, [r.request_id], {})
+            logits = model.logits([prompt + out])
+            xgrammar.apply_token_bitmask_inplace(logits, torch.from_numpy(bitmask))
+            out.append(int(logits.argmax(dim=-1)[0]))
+            assert mgr.accept_tokens(r, [out[-1]])
+        text = tok.decode([t for t in out if t != EOS])
+        parsed = ToolParserManager.get_tool_parser("hermes")(tok, req.tools).extract_tool_calls(text, req)
+        assert parsed.tools_called, text
+        if not parallel:
+            assert len(parsed.tool_calls) == 1 and parsed.tool_calls[0].function.name == "get_time"
+        for c in parsed.tool_calls:
+            jsonschema.validate(json.loads(c.function.arguments), schemas[c.function.name])
+            calls += 1
+    mgr.clear_backend()
+    record(
+        f"vllm: a chat request's own tools (hermes parser, tool_choice required and named): "
+        f"{calls} calls read back by vLLM's hermes tool parser, each valid"
+    )

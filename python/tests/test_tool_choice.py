@@ -66,3 +66,50 @@ def test_tool_choice_in_specs():
     assert tool_of({"type": "function", "name": "x"}) == "x"
     with pytest.raises(ValueError):
         tool_of({"type": "function"})
+
+
+def test_a_requests_own_tools_as_a_spec():
+    """tools_spec maps OpenAI's tool_choice and parallel_tool_calls to the
+    format's entries; parse_spec reads the tools back."""
+    from tooldec._specs import tools_spec
+
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    named = {"type": "function", "function": {"name": "f"}}
+    for choice, parallel, entry, tool in [
+        ("auto", True, "auto", None),
+        (None, True, "auto", None),
+        ("required", True, "required", None),
+        ("required", False, "one", None),
+        (named, True, "required", "f"),
+        (named, False, "one", "f"),
+    ]:
+        spec = parse_spec(tools_spec(tools, "qwen3", choice, parallel))
+        assert (spec.entry, spec.tool, spec.format, spec.tools) == (entry, tool, "qwen3", tools)
+        assert spec.name == "" and spec.max_tokens is None
+    assert tools_spec(tools, "qwen3", "none") is None and tools_spec([], "qwen3") is None
+    with pytest.raises(ValueError, match="tool_choice"):
+        tools_spec(tools, "qwen3", "sometimes")
+    for bad, message in [
+        ({"tooldec": {"tools": [], "format": "x"}}, "non-empty tool list"),
+        ({"tooldec": {"tools": tools}}, "must name a call format"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            parse_spec(bad)
+
+
+def test_the_engine_budget_is_carried_into_a_spec():
+    """with_budget writes the engine's limit into a tooldec spec (the
+    smaller of the two wins) and leaves other grammars alone."""
+    from tooldec._specs import tools_spec, with_budget
+
+    assert parse_spec(with_budget("tooldec:w/start", 40)) == parse_spec(
+        '{"tooldec": "w", "entry": "start", "max_tokens": 40}'
+    )
+    assert parse_spec(with_budget('{"tooldec": "w", "max_tokens": 20}', 40)).max_tokens == 20
+    assert parse_spec(with_budget('{"tooldec": "w", "tool": "f"}', 8)).tool == "f"
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    spec = parse_spec(with_budget(tools_spec(tools, "hermes", "required"), 30))
+    assert (spec.tools, spec.format, spec.max_tokens, spec.entry) == (tools, "hermes", 30, "required")
+    for other in ['{"type": "object"}', "root ::= x", '{"tooldec": 5}']:
+        assert with_budget(other, 10) == other
+    assert with_budget("tooldec:w", None) == "tooldec:w"

@@ -6,7 +6,10 @@ carries (vLLM's ``structured_outputs``, SGLang's ``ebnf``/``json_schema``/
 
 * ``"tooldec:NAME"`` or ``"tooldec:NAME/ENTRY"``;
 * a JSON object ``{"tooldec": "NAME", "entry": "ENTRY", "max_tokens": N,
-  "tool": "TOOL"}`` (``entry``, ``max_tokens`` and ``tool`` optional). ``tool``
+  "tool": "TOOL"}`` (``entry``, ``max_tokens`` and ``tool`` optional), where
+  ``"tooldec"`` may also be the request's own tools, ``{"tools": [...],
+  "format": "FORMAT"}``, which the adapter compiles in the process (see
+  ``tools_spec``). ``tool``
   restricts the calls to that one tool, from the same artifact; OpenAI's
   ``"tool_choice": {"type": "function", "function": {"name": "TOOL"}}`` is
   read the same way (the string choices ``auto``/``required``/``none`` are
@@ -42,6 +45,10 @@ class Spec:
     entry: Optional[str] = None
     max_tokens: Optional[int] = None
     tool: Optional[str] = None
+    #: A request's own tool list (any dialect ``tooldec.Compiler`` reads)
+    #: and the call format to compile it with, instead of a named artifact.
+    tools: Optional[Any] = None
+    format: Optional[str] = None
 
 
 def tool_of(tool_choice: Any) -> Optional[str]:
@@ -83,6 +90,13 @@ def parse_spec(spec: Any) -> Optional[Spec]:
     name = obj["tooldec"]
     entry = obj.get("entry")
     max_tokens = obj.get("max_tokens")
+    tools = fmt = None
+    if isinstance(name, Mapping):
+        tools, fmt, name = name.get("tools"), name.get("format"), ""
+        if not isinstance(tools, (list, Mapping)) or not tools:
+            raise ValueError(f"tooldec: \"tools\" must be a non-empty tool list, got {tools!r:.80}")
+        if not isinstance(fmt, str) or not fmt:
+            raise ValueError(f"tooldec: \"format\" must name a call format, got {fmt!r}")
     if not isinstance(name, str):
         raise ValueError(f"tooldec: the artifact name must be a string, got {name!r}")
     if entry is not None and not isinstance(entry, str):
@@ -94,7 +108,40 @@ def parse_spec(spec: Any) -> Optional[Spec]:
         tool = tool_of(obj.get("tool_choice"))
     if tool is not None and not isinstance(tool, str):
         raise ValueError(f"tooldec: tool must be a tool's name, got {tool!r}")
-    return Spec(name, entry, max_tokens, tool)
+    return Spec(name, entry, max_tokens, tool, tools, fmt)
+
+
+def tools_spec(
+    tools: Any,
+    format: str,
+    tool_choice: Any = "auto",
+    parallel_tool_calls: Optional[bool] = True,
+    max_tokens: Optional[int] = None,
+) -> Optional[str]:
+    """The spec that constrains a chat request's own ``tools`` with the
+    model's call ``format``, as OpenAI's ``tool_choice`` and
+    ``parallel_tool_calls`` say: ``"auto"`` text or calls (entry ``auto``),
+    ``"required"`` one or more calls (``required``; ``one`` without parallel
+    calls), a named function that tool alone; ``"none"`` (or no tools)
+    constrains nothing: None. Every shipped format has these entries."""
+    if not tools or tool_choice == "none":
+        return None
+    if isinstance(tools, (list, tuple)):
+        tools = [t.model_dump(exclude_none=True) if hasattr(t, "model_dump") else t for t in tools]
+    single = parallel_tool_calls is False
+    tool = tool_of(tool_choice.model_dump() if hasattr(tool_choice, "model_dump") else tool_choice)
+    if tool is not None or tool_choice == "required":
+        entry = "one" if single else "required"
+    elif tool_choice in (None, "auto"):
+        entry = "auto"
+    else:
+        raise ValueError(f"tooldec: tool_choice {tool_choice!r} is not auto, required, none or a function")
+    out: Dict[str, Any] = {"tooldec": {"tools": tools, "format": format}, "entry": entry}
+    if tool is not None:
+        out["tool"] = tool
+    if max_tokens is not None:
+        out["max_tokens"] = max_tokens
+    return json.dumps(out, sort_keys=True)
 
 
 def with_budget(grammar: Any, max_tokens: Optional[int]) -> Any:
@@ -113,7 +160,10 @@ def with_budget(grammar: Any, max_tokens: Optional[int]) -> Any:
     budget = max(0, max_tokens)
     if spec.max_tokens is not None:
         budget = min(budget, spec.max_tokens)
-    out: Dict[str, Any] = {"tooldec": spec.name, "max_tokens": budget}
+    name: Any = spec.name
+    if spec.tools is not None:
+        name = {"tools": spec.tools, "format": spec.format}
+    out: Dict[str, Any] = {"tooldec": name, "max_tokens": budget}
     if spec.entry is not None:
         out["entry"] = spec.entry
     if spec.tool is not None:
@@ -134,11 +184,15 @@ def _load_one(value: Any) -> Artifact:
     raise TypeError(f"tooldec: expected an Artifact or a path, got {type(value).__name__}")
 
 
-def load_artifacts(artifacts: ArtifactsLike = None) -> Dict[str, Artifact]:
+def load_artifacts(artifacts: ArtifactsLike = None, optional: bool = False) -> Dict[str, Artifact]:
     """``{name: Artifact}`` from a path, an Artifact, a mapping of either,
-    or (when None) the ``TOOLDEC_ARTIFACTS`` environment variable."""
+    or (when None) the ``TOOLDEC_ARTIFACTS`` environment variable; with
+    ``optional``, none at all is ``{}`` rather than an error (a backend
+    that may serve only requests' own tools)."""
     if artifacts is None:
         env = os.environ.get(ENV, "").strip()
+        if not env and optional:
+            return {}
         if not env:
             raise ValueError(
                 f"tooldec: no artifacts configured: pass artifacts=... or set {ENV}="

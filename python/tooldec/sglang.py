@@ -35,6 +35,8 @@ where ``init_func(server_args, tokenizer, vocab_size, eos_token_ids)``.
 from __future__ import annotations
 
 import logging
+import os
+import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from sglang.srt.constrained.base_grammar_backend import (
@@ -48,11 +50,13 @@ from ._specs import (
     ArtifactsLike,
     check_width,
     load_artifacts,
+    Spec,
     parse_spec,
     resolve,
+    tools_spec,
     with_budget,
 )
-from ._tooldec import Artifact, Matcher
+from ._tooldec import Artifact, Compiler, Matcher
 from ._vocab import check_vocabulary, vocab_fingerprint
 
 try:  # SGLang >= 0.5.x: an invalid grammar is an object carrying its message
@@ -229,9 +233,15 @@ class TooldecGrammarBackend(BaseGrammarBackend):
         max_rollback: int = MAX_ROLLBACK_TOKENS,
         eos_token_ids: Optional[Any] = None,
         tokenizer: Any = None,
+        require_artifacts: bool = True,
     ) -> None:
         super().__init__()
-        self.artifacts: Dict[str, Artifact] = load_artifacts(artifacts)
+        self.artifacts: Dict[str, Artifact] = load_artifacts(
+            artifacts, optional=not require_artifacts
+        )
+        self.tokenizer = tokenizer
+        self._compiler: Optional[Compiler] = None
+        self._compiler_lock = threading.Lock()
         self.vocab_size = vocab_size
         self.fallback = fallback
         self.max_rollback = max_rollback
@@ -261,7 +271,7 @@ class TooldecGrammarBackend(BaseGrammarBackend):
                 return dispatch(key_string)
             return self._not_supported(key_type, key_string)
         try:
-            art = resolve(self.artifacts, spec)
+            art = self._compiled(spec) if spec.tools is not None else resolve(self.artifacts, spec)
             return TooldecGrammar(
                 art,
                 spec.entry,
@@ -273,6 +283,17 @@ class TooldecGrammarBackend(BaseGrammarBackend):
         except ValueError as e:
             logger.error("tooldec: invalid grammar %r: %s", key_string, e)
             return _invalid(str(e))
+
+    def _compiled(self, spec: Spec) -> Artifact:
+        """A request's own tools compiled for the engine's tokenizer by one
+        ``tooldec.Compiler`` (SGLang's grammar cache and the compiler's own
+        serve a repeated tool list), within its default limits."""
+        with self._compiler_lock:
+            if self._compiler is None:
+                if self.tokenizer is None:
+                    raise ValueError("tooldec: a request's own tools need the engine's tokenizer")
+                self._compiler = Compiler(self.tokenizer)
+        return self._compiler.compile(spec.tools, format=spec.format, vocab_size=self.vocab_size)
 
     def dispatch_json(self, key_string: str) -> Optional[BaseGrammarObject]:
         return self._dispatch("json", key_string)
@@ -297,6 +318,7 @@ def register(
     artifacts: ArtifactsLike = None,
     fallback: Optional[Callable[..., Optional[BaseGrammarBackend]]] = None,
     max_rollback: int = MAX_ROLLBACK_TOKENS,
+    require_artifacts: bool = True,
 ) -> None:
     """Registers the backend under ``name`` (``--grammar-backend NAME``).
 
@@ -316,10 +338,12 @@ def register(
             max_rollback=max_rollback,
             eos_token_ids=eos_token_ids,
             tokenizer=tokenizer,
+            require_artifacts=require_artifacts,
         )
 
     register_grammar_backend(name, init)
     carry_budget()
+    constrain_tools()
     # Newer SGLang checks --grammar-backend against a list of choices.
     for module in ("sglang.srt.server_args", "sglang.srt.arg_groups.choices"):
         try:
@@ -383,5 +407,44 @@ def plugin() -> None:
     """The ``sglang.srt.plugins`` entry point: ``register()`` with its
     defaults (the backend ``tooldec``, artifacts from ``TOOLDEC_ARTIFACTS``
     when SGLang creates it), in every SGLang process, the spawned scheduler
-    included, before the server's arguments are parsed."""
-    register()
+    included, before the server's arguments are parsed. No configured
+    artifacts is no error here: the backend may serve only requests' own
+    tools (``TOOLDEC_TOOL_FORMAT``)."""
+    register(require_artifacts=False)
+
+
+#: The call format of the served model, for requests' own tools.
+TOOL_FORMAT_ENV = "TOOLDEC_TOOL_FORMAT"
+
+
+def constrain_tools() -> bool:
+    """With ``TOOLDEC_TOOL_FORMAT=FORMAT`` set in the server, a chat
+    request's own ``tools``, ``tool_choice`` and ``parallel_tool_calls`` are
+    constrained in that format (``tools_spec``), compiled by the backend for
+    the engine's tokenizer: wraps ``FunctionCallParser.
+    get_structure_constraint``, where SGLang's OpenAI server turns a
+    request's tools into its grammar, to return the spec as the request's
+    ``ebnf`` (the server must run ``--grammar-backend tooldec``).
+    Idempotent; False when this SGLang has no such method."""
+    try:
+        from sglang.srt.function_call.function_call_parser import FunctionCallParser
+    except ImportError:
+        return False
+    original = getattr(FunctionCallParser, "get_structure_constraint", None)
+    if original is None:
+        return False
+    if getattr(original, "_tooldec", False):
+        return True
+
+    def get_structure_constraint(
+        self: Any, tool_choice: Any, parallel_tool_calls: bool = True, *args: Any, **kwargs: Any
+    ) -> Any:
+        fmt = os.environ.get(TOOL_FORMAT_ENV, "").strip()
+        if fmt and getattr(self, "tools", None):
+            spec = tools_spec(self.tools, fmt, tool_choice, parallel_tool_calls)
+            return None if spec is None else ("ebnf", spec)
+        return original(self, tool_choice, parallel_tool_calls, *args, **kwargs)
+
+    get_structure_constraint._tooldec = True  # type: ignore[attr-defined]
+    FunctionCallParser.get_structure_constraint = get_structure_constraint
+    return True

@@ -42,6 +42,7 @@ calls them).
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional
@@ -58,10 +59,12 @@ from ._specs import (
     check_width,
     load_artifacts,
     parse_spec,
+    Spec,
     resolve,
+    tools_spec,
     with_budget,
 )
-from ._tooldec import Artifact, Matcher
+from ._tooldec import Artifact, Compiler, Matcher
 from ._vocab import check_vocabulary, vocab_fingerprint
 
 logger = logging.getLogger(__name__)
@@ -160,8 +163,16 @@ class TooldecBackend(StructuredOutputBackend):
     """Engine-level backend: built by vLLM as
     ``TooldecBackend(vllm_config, tokenizer=..., vocab_size=...)``."""
 
+    #: False: no configured artifacts is no error (the plugin's backend,
+    #: which may serve only requests' own tools).
+    require_artifacts: bool = True
+
     def __post_init__(self) -> None:
-        self.artifacts: Dict[str, Artifact] = load_artifacts(_CONFIG["artifacts"])
+        self.artifacts: Dict[str, Artifact] = load_artifacts(
+            _CONFIG["artifacts"], optional=not self.require_artifacts
+        )
+        self._compiler: Optional[Compiler] = None
+        self._compiler_lock = threading.Lock()
         fingerprint = None
         if self.tokenizer is not None:
             fingerprint = vocab_fingerprint(self.tokenizer)
@@ -201,7 +212,7 @@ class TooldecBackend(StructuredOutputBackend):
                 "artifact ('tooldec:NAME' or {\"tooldec\": \"NAME\"}) and no fallback backend "
                 "is configured"
             )
-        art = resolve(self.artifacts, spec)
+        art = self._compiled(spec) if spec.tools is not None else resolve(self.artifacts, spec)
         matcher = art.matcher(
             entry=spec.entry,
             max_tokens=spec.max_tokens,
@@ -209,6 +220,18 @@ class TooldecBackend(StructuredOutputBackend):
             tool=spec.tool,
         )
         return TooldecGrammar(matcher, self.vocab_size, art, stop_token_ids)
+
+    def _compiled(self, spec: Spec) -> Artifact:
+        """A request's own tools compiled for the engine's tokenizer, by one
+        ``tooldec.Compiler`` per backend (its cache returns the artifact of
+        a tool list seen before at once), within the compiler's default
+        time and memory limits."""
+        with self._compiler_lock:
+            if self._compiler is None:
+                if self.tokenizer is None:
+                    raise ValueError("tooldec: a request's own tools need the engine's tokenizer")
+                self._compiler = Compiler(self.tokenizer)
+        return self._compiler.compile(spec.tools, format=spec.format, vocab_size=self.vocab_size)
 
     def allocate_token_bitmask(self, max_num_seqs: int) -> Any:
         """An all-ones CPU ``int32`` bitmask ``(max_num_seqs, ceil(vocab_size
@@ -253,9 +276,14 @@ def plugin() -> None:
     pass vLLM's validation and are compiled by a ``TooldecBackend`` with the
     request's own ``max_tokens`` and stop tokens; every other request keeps
     vLLM's backend. Artifacts come from ``configure`` or
-    ``TOOLDEC_ARTIFACTS``. Disable with ``VLLM_PLUGINS`` (vLLM's filter)."""
+    ``TOOLDEC_ARTIFACTS``. With ``TOOLDEC_TOOL_FORMAT=FORMAT`` (a shipped
+    format's name or a format file) set in the API server, a chat request's
+    own ``tools``, ``tool_choice`` and ``parallel_tool_calls`` are
+    constrained in that format, compiled in the engine for its tokenizer
+    (``tools_spec``). Disable with ``VLLM_PLUGINS`` (vLLM's filter)."""
     _accept_specs()
     _route_specs()
+    _constrain_tools()
 
 
 def _spec_string(params: Any) -> Optional[Any]:
@@ -324,6 +352,7 @@ def _route_specs() -> None:
                     self.vllm_config,
                     tokenizer=self.tokenizer,
                     vocab_size=self.vllm_config.model_config.get_vocab_size(),
+                    require_artifacts=False,
                 )
                 self._tooldec_backend = backend
         sampling = request.sampling_params
@@ -335,3 +364,50 @@ def _route_specs() -> None:
 
     _create_grammar._tooldec = True  # type: ignore[attr-defined]
     StructuredOutputManager._create_grammar = _create_grammar
+
+
+#: The call format of the served model, for requests' own tools.
+TOOL_FORMAT_ENV = "TOOLDEC_TOOL_FORMAT"
+
+
+def constrain_request(request: Any, format: Optional[str] = None) -> Any:
+    """Sets a chat request's structured output to its own tools in
+    ``format`` (default: ``TOOLDEC_TOOL_FORMAT``), replacing the constraint
+    vLLM's tool parser derived from them; a request without tools, with
+    ``tool_choice="none"``, or with no format configured is left as is."""
+    fmt = format or os.environ.get(TOOL_FORMAT_ENV, "").strip()
+    tools = getattr(request, "tools", None)
+    if not fmt or not tools:
+        return request
+    spec = tools_spec(
+        tools,
+        fmt,
+        getattr(request, "tool_choice", "auto"),
+        getattr(request, "parallel_tool_calls", True),
+    )
+    if spec is None:
+        return request
+    from vllm.sampling_params import StructuredOutputsParams
+
+    request.structured_outputs = StructuredOutputsParams(structural_tag=spec)
+    if hasattr(request, "response_format"):
+        request.response_format = None
+    return request
+
+
+def _constrain_tools() -> None:
+    """Wraps the chat parser's ``adjust_request`` (where vLLM turns a
+    request's tools into its own constraint) with ``constrain_request``."""
+    try:
+        from vllm.parser.abstract_parser import DelegatingParser
+    except ImportError:
+        return
+    original = DelegatingParser.adjust_request
+    if getattr(original, "_tooldec", False):
+        return
+
+    def adjust_request(self: Any, request: Any) -> Any:
+        return constrain_request(original(self, request))
+
+    adjust_request._tooldec = True  # type: ignore[attr-defined]
+    DelegatingParser.adjust_request = adjust_request
