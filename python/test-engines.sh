@@ -3,8 +3,9 @@
 #
 #   bash python/test-engines.sh [pytest args...]
 #
-# Installs vLLM and SGLang (each pinned, in a virtual environment of its
-# own: their pins conflict) into a cache outside the checkout, keyed by
+# Installs transformers (with torch), vLLM and SGLang (each pinned, in a
+# virtual environment of its own: vLLM's and SGLang's pins conflict) and
+# builds llama.cpp from llama-cpp-python's sdist (about 5 minutes once) into a cache outside the checkout, keyed by
 # their versions and reused across runs ($TOOLDEC_ENGINES, default
 # ~/.cache/tooldec/engines; a fresh machine downloads about 14 GB, hard
 # links shared by uv's cache, in about two minutes), installs the tooldec
@@ -21,6 +22,10 @@ PYTHON="${PYTHON:-python3}"
 CACHE="${TOOLDEC_ENGINES:-$HOME/.cache/tooldec/engines}"
 VLLM=0.33.0
 SGLANG=0.5.23
+TRANSFORMERS=5.24.0
+TORCH=2.14.1
+# llama.cpp as llama-cpp-python vendors it (0.3.36: llama.cpp @0c1e570).
+LLAMA_CPP_PYTHON=0.3.36
 start=$(date +%s)
 say() { printf '== %s (%ss)\n' "$*" "$(($(date +%s) - start))"; }
 
@@ -42,14 +47,14 @@ if [ ! -x "$UV" ]; then
 fi
 # uv's default cache (~/.cache/uv) is on the same filesystem: hard links.
 
-engine_env() { # dir requirement...
+engine_env() { # dir requirement... (installed once, then reused)
   local dir="$1"
   shift
   if [ ! -f "$dir/.complete" ]; then
     say "installing $* into $dir"
     rm -rf "$dir"
     "$UV" venv -q --python "$(command -v "$PYTHON")" "$dir"
-    "$UV" pip install -q --python "$dir/bin/python" "$@" gguf accelerate pytest
+    "$UV" pip install -q --python "$dir/bin/python" "$@"
     touch "$dir/.complete"
   fi
 }
@@ -68,10 +73,43 @@ run() { # dir test-file
   (cd "$HERE/tests" && "$dir/bin/python" -m pytest -q -p no:cacheprovider -W ignore "$test" "${@:3}")
 }
 
+HF_ENV="$CACHE/transformers-$TRANSFORMERS"
 SG_ENV="$CACHE/sglang-$SGLANG"
 VL_ENV="$CACHE/vllm-$VLLM"
-engine_env "$SG_ENV" "sglang==$SGLANG"
-engine_env "$VL_ENV" "vllm==$VLLM"
+# With what the tests use: gguf (SmolLM2 in transformers), pytest, jsonschema.
+TEST_DEPS=(gguf accelerate pytest jsonschema)
+engine_env "$HF_ENV" "torch==$TORCH" "transformers==$TRANSFORMERS" "${TEST_DEPS[@]}"
+engine_env "$SG_ENV" "sglang==$SGLANG" "${TEST_DEPS[@]}"
+engine_env "$VL_ENV" "vllm==$VLLM" "${TEST_DEPS[@]}"
+# llama.cpp's libllama, from the sources llama-cpp-python vendors. These
+# machines' CPUs have AMX, which a native build uses and which dies with
+# SIGILL here: disabled.
+LL="$CACHE/llama.cpp-$LLAMA_CPP_PYTHON"
+if [ ! -f "$LL/.complete" ]; then
+  say "building llama.cpp from llama-cpp-python $LLAMA_CPP_PYTHON into $LL"
+  rm -rf "$LL"
+  mkdir -p "$LL"
+  engine_env "$CACHE/buildtools" cmake ninja
+  "$PYTHON" -m pip download -q --no-binary llama-cpp-python --no-deps \
+    "llama-cpp-python==$LLAMA_CPP_PYTHON" -d "$LL"
+  tar xzf "$LL/llama_cpp_python-$LLAMA_CPP_PYTHON.tar.gz" -C "$LL"
+  ln -sfn "llama_cpp_python-$LLAMA_CPP_PYTHON/vendor/llama.cpp" "$LL/src"
+  NOAMX="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+  PATH="$CACHE/buildtools/bin:$PATH" cmake -S "$LL/src" -B "$LL/build" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON -DGGML_NATIVE=ON \
+    -DCMAKE_C_FLAGS="$NOAMX" -DCMAKE_CXX_FLAGS="$NOAMX" -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
+    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
+    -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_COMMON=OFF >/dev/null
+  PATH="$CACHE/buildtools/bin:$PATH" cmake --build "$LL/build" -j2 --target llama >/dev/null
+  touch "$LL/.complete"
+fi
+say "building libtooldec (release)"
+(cd "$ROOT" && cargo build --release -q -p tooldec-capi)
+export TOOLDEC_LLAMA_CPP="$LL" TOOLDEC_LIB="${CARGO_TARGET_DIR:-$ROOT/target}/release"
+say "pytest test_real_llama.py"
+(cd "$HERE/tests" && "$VPY" -m pytest -q -p no:cacheprovider -W ignore test_real_llama.py "$@")
+
+run "$HF_ENV" test_real_hf.py "$@"
 run "$SG_ENV" test_real_sglang.py "$@"
 run "$VL_ENV" test_real_vllm.py "$@"
 say "done"

@@ -122,3 +122,12 @@ def data_dir():
     if not d:
         pytest.skip("TOOLDEC_DATA unset: the real-tokenizer tests need it (see python/test.sh)")
     return pathlib.Path(d)
+
+
+@pytest.fixture(scope="module")
+def smollm2_weather():
+    """The weather tools compiled for SmolLM2 (Hermes format, its ``calls``
+    entry), for the real-engine tests (see ``real_engines``)."""
+    from real_engines import WEATHER, weather_smollm2
+
+    return weather_smollm2(WEATHER)

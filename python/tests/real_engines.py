@@ -19,13 +19,14 @@ import pytest
 from conftest import STANDIN_USED
 
 HERE = pathlib.Path(__file__).resolve().parent
+WEATHER = HERE.parent.parent / "grammars" / "examples" / "weather.json"
 SMOLLM2_GGUF = "models/smollm2-135m-instruct-q4_1/SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_TOKENIZER = "tokenizers/smollm2-135m/tokenizer.json"
 VOCAB = 49152
 EOS = 2  # <|im_end|>
 
 
-def _missing(what: str, module: bool = False) -> None:
+def missing(what: str, module: bool = False) -> None:
     if os.environ.get("TOOLDEC_REQUIRE_ENGINES") == "1":
         pytest.fail(f"{what} (TOOLDEC_REQUIRE_ENGINES=1)", pytrace=False)
     pytest.skip(what, allow_module_level=module)
@@ -35,7 +36,7 @@ def require_engine(name: str) -> None:
     """Skips (fails under TOOLDEC_REQUIRE_ENGINES=1) unless the real
     package ``name`` is installed."""
     if STANDIN_USED.get(name, True):
-        _missing(
+        missing(
             f"{name} is not installed: python/test-engines.sh runs this test against it",
             module=True,
         )
@@ -44,7 +45,7 @@ def require_engine(name: str) -> None:
 def data_file(rel: str) -> pathlib.Path:
     data = os.environ.get("TOOLDEC_DATA")
     if not data:
-        _missing("TOOLDEC_DATA unset: the real-engine tests need SmolLM2 from the data")
+        missing("TOOLDEC_DATA unset: the real-engine tests need SmolLM2 from the data")
     p = pathlib.Path(data) / rel
     if not p.is_file():
         pytest.fail(f"TOOLDEC_DATA={data} has no {rel}")
@@ -101,9 +102,9 @@ class SmolLM2:
         text = self.tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
         return self.tokenizer.encode(text, add_special_tokens=False)
 
-    def logits(self, seqs: list) -> "object":
-        """``(len(seqs), VOCAB)`` float32 logits after each sequence (left
-        padded, with an attention mask)."""
+    def left_padded(self, seqs: list) -> tuple:
+        """``(input_ids, attention_mask)`` of the sequences, padded on the
+        left with EOS, as ``generate`` takes a batch."""
         torch = self.torch
         n = max(len(s) for s in seqs)
         ids = torch.full((len(seqs), n), EOS, dtype=torch.long)
@@ -111,6 +112,13 @@ class SmolLM2:
         for i, s in enumerate(seqs):
             ids[i, n - len(s) :] = torch.tensor(s)
             mask[i, n - len(s) :] = 1
+        return ids, mask
+
+    def logits(self, seqs: list) -> "object":
+        """``(len(seqs), VOCAB)`` float32 logits after each sequence (left
+        padded, with an attention mask)."""
+        torch = self.torch
+        ids, mask = self.left_padded(seqs)
         with torch.no_grad():
             out = self.model(input_ids=ids, attention_mask=mask)
         return out.logits[:, -1, :VOCAB].float().clone()

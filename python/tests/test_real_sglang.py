@@ -14,22 +14,18 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from conftest import ROOT, record
+from conftest import record
 from helpers import check_output
-from real_engines import EOS, VOCAB, model_dir, require_engine, smollm2, weather_smollm2
+from real_engines import EOS, VOCAB, WEATHER, model_dir, require_engine, smollm2
 
 require_engine("sglang")
 
-import tooldec  # noqa: E402
 import tooldec.sglang as tsg  # noqa: E402
 from sglang.srt.constrained import base_grammar_backend as bgb  # noqa: E402
 from sglang.srt.constrained.grammar_manager import GrammarManager  # noqa: E402
 from sglang.srt.runtime_context import get_parallel, publish  # noqa: E402
 from sglang.srt.sampling.sampling_params import SamplingParams  # noqa: E402
 from sglang.srt.server_args import ServerArgs  # noqa: E402
-
-WEATHER = ROOT / "grammars" / "examples" / "weather.json"
-
 
 class Req:
     """The fields of SGLang's ``Req`` that the grammar path reads."""
@@ -53,8 +49,8 @@ class Req:
 
 
 @pytest.fixture(scope="module")
-def art(tmp_path_factory):
-    return weather_smollm2(WEATHER)
+def art(smollm2_weather):
+    return smollm2_weather
 
 
 @pytest.fixture(scope="module")

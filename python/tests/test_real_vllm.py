@@ -14,9 +14,9 @@ import time
 
 import pytest
 
-from conftest import ROOT, record
+from conftest import record
 from helpers import check_output
-from real_engines import EOS, VOCAB, model_dir, require_engine, smollm2, weather_smollm2
+from real_engines import EOS, VOCAB, WEATHER, model_dir, require_engine, smollm2
 
 require_engine("vllm")
 
@@ -28,12 +28,9 @@ from vllm.sampling_params import SamplingParams, StructuredOutputsParams  # noqa
 from vllm.v1.request import Request  # noqa: E402
 from vllm.v1.structured_output import StructuredOutputManager  # noqa: E402
 
-WEATHER = ROOT / "grammars" / "examples" / "weather.json"
-
-
 @pytest.fixture(scope="module")
-def art():
-    return weather_smollm2(WEATHER)
+def art(smollm2_weather):
+    return smollm2_weather
 
 
 @pytest.fixture(scope="module")

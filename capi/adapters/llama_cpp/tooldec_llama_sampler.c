@@ -162,10 +162,10 @@ static void set_error(char *err, size_t err_len, const char *msg) {
  * 2-3 special, 5 unused, 1, 4 and 6 text) through the attributes llama.cpp
  * derives from those types. A user-defined token (a non-special added
  * token) is text: llama_token_to_piece renders it as its text whether or
- * not `special` is asked for. Checked here against the stand-in vocabulary
- * (test/llama_standin.c); checking it against a real llama.cpp build and
- * model (whose loader may retag a few tokens, e.g. end-of-turn tokens as
- * control) is the job of the engine-bindings issue.
+ * not `special` is asked for. Checked against the stand-in vocabulary
+ * (test/llama_standin.c) and against llama.cpp's own loader on
+ * SmolLM2-135M's GGUF (test/real.c: the artifact compiled from the same
+ * file must match).
  */
 tooldec_status tooldec_llama_vocab_fingerprint(const struct llama_vocab *vocab,
                                                uint8_t *out,

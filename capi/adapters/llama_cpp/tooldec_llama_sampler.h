@@ -18,8 +18,9 @@
  * clone() copies its state. Put it first in the chain, before top-k /
  * top-p / temperature, so that later samplers only see allowed tokens.
  *
- * Tested against a stand-in of llama.cpp's sampler interface
- * (test/llama_standin.h), not against a llama.cpp build; see the README.
+ * Tested in llama.cpp @0c1e570 on a GGUF model (test/real.c, run by
+ * python/test-engines.sh) and against a stand-in of its sampler interface
+ * (test/llama_standin.h); see the README.
  *
  * Thread safety: a sampler belongs to one sequence, like every llama.cpp
  * sampler; the artifact may be shared by many samplers on many threads.

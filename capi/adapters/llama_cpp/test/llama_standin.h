@@ -4,10 +4,12 @@
  * and driven here without building llama.cpp.
  *
  * Matched against ggml-org/llama.cpp include/llama.h at commit
- * 0011438e931ec7fd258433f61d411301a759fae2 and src/llama-sampler.cpp at
- * commit 00efb3e184262872916bf136b3df63c1822a19bd (the sampler interface
- * after "sampling : add support for backend sampling", PR #17004, which
- * appended the four backend_* members to struct llama_sampler_i). The
+ * 0c1e57098bba43ac29e6e3b677cdceebdd22334f (the llama.cpp vendored by
+ * llama-cpp-python 0.3.36), whose struct llama_sampler_i has twelve
+ * members: backend_init takes n_outputs_max_per_seq, and backend_reset and
+ * copy_state follow backend_set_input (earlier: llama.h @0011438e and
+ * src/llama-sampler.cpp @00efb3e1, after PR #17004's four backend_*
+ * members). The
  * declarations below are written anew, member for member in the same
  * order and types, so that a sampler compiled against this header has the
  * layout it has against llama.h. The ggml types the backend hooks mention
@@ -106,7 +108,9 @@ struct llama_sampler_i {
     struct llama_sampler *(*clone)(const struct llama_sampler *smpl);
     void (*free)(struct llama_sampler *smpl);
 
-    bool (*backend_init)(struct llama_sampler *smpl, ggml_backend_buffer_type_t buft);
+    bool (*backend_init)(struct llama_sampler *smpl,
+                         ggml_backend_buffer_type_t buft,
+                         uint32_t n_outputs_max_per_seq);
     void (*backend_accept)(struct llama_sampler *smpl,
                            struct ggml_context *ctx,
                            struct ggml_cgraph *gf,
@@ -116,6 +120,11 @@ struct llama_sampler_i {
                           struct ggml_cgraph *gf,
                           struct llama_sampler_data *data);
     void (*backend_set_input)(struct llama_sampler *smpl);
+    /* Before a sampling graph is rebuilt. */
+    void (*backend_reset)(struct llama_sampler *smpl);
+    /* Copies src's state into dst (same type and configuration); NULL:
+     * llama_sampler_copy clones instead. */
+    void (*copy_state)(const struct llama_sampler *src, struct llama_sampler *dst);
 };
 
 struct llama_sampler {
