@@ -531,6 +531,7 @@ fn never_panics() {
                         &ParseOptions {
                             dialect: d,
                             collisions,
+                            ..ParseOptions::default()
                         },
                     ) {
                         assert!(matches!(e.kind(), ErrorKind::Spec | ErrorKind::Json), "{e}");
@@ -628,6 +629,7 @@ fn lowering_count(set: &ToolSet, vocab: &Vocab) -> usize {
                 file: set.file.clone(),
                 text: String::new(),
                 tools: vec![(*t).clone()],
+                repairs: Vec::new(),
             };
             tooldec_compiler::lower(&one, &Options::default(), vocab).is_ok()
         })

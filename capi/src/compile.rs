@@ -388,7 +388,7 @@ unsafe fn text_arg<'a>(
 /// | `max_tokens` | integer >= 1 | `--max-tokens`: the default budget; none |
 /// | `vocab_size` | integer | `--vocab-size`: the mask width (the model's logits size); the tokenizer's token count |
 /// | `max_ws`, `max_depth`, `any_order`, `max_recursion`, `any_depth`, `max_count` | integer | as the flags |
-/// | `open_objects`, `relax`, `rename_collisions`, `no_regions` | boolean | as the flags; false |
+/// | `open_objects`, `relax`, `rename_collisions`, `repair`, `no_regions` | boolean | as the flags; false |
 /// | `max_states`, `max_nfa_states`, `threads` | integer | as the flags (`threads` 0: all cores) |
 /// | `time_limit` | number of seconds, 0: none | `--time-limit`; 10 (a compile past it fails with `TOOLDEC_ERR_COMPILE`) |
 /// | `memory_limit` | integer bytes, 0: none | `--memory-limit`; 2 GiB |
@@ -602,6 +602,7 @@ struct Flags {
     entry: Option<String>,
     dialect: String,
     rename_collisions: bool,
+    repair: bool,
     json: JsonOptions,
     max_states: usize,
     max_nfa_states: usize,
@@ -629,6 +630,7 @@ const KEYS: &[&str] = &[
     "max_count",
     "relax",
     "rename_collisions",
+    "repair",
     "max_states",
     "max_nfa_states",
     "threads",
@@ -647,6 +649,7 @@ impl Flags {
             entry: None,
             dialect: "auto".to_string(),
             rename_collisions: false,
+            repair: false,
             json: JsonOptions::default(),
             max_states: o.max_states,
             max_nfa_states: o.max_nfa_states,
@@ -699,6 +702,7 @@ impl Flags {
                 "max_count" => j.max_count = count(key, v)?,
                 "relax" => j.relax = boolean(key, v)?,
                 "rename_collisions" => f.rename_collisions = boolean(key, v)?,
+                "repair" => f.repair = boolean(key, v)?,
                 "max_states" => f.max_states = count(key, v)?,
                 "max_nfa_states" => f.max_nfa_states = count(key, v)?,
                 "threads" => f.threads = count(key, v)?,
@@ -728,6 +732,7 @@ impl Flags {
             } else {
                 spec::Collisions::Error
             },
+            repair: self.repair,
         };
         let opts = Options {
             format,

@@ -114,6 +114,13 @@ struct Args {
     /// rename the later ones NAME_2, NAME_3, ... instead of failing.
     #[arg(long)]
     rename_collisions: bool,
+    /// Repair what a sloppy tool list gets wrong in a way with one clear
+    /// reading (a number keyword written as a string, "maximum": "50"; an
+    /// array's enum meant for its items; a tool repeated identically); the
+    /// summary and the artifact's metadata list each repair. The engine
+    /// adapters repair by default.
+    #[arg(long)]
+    repair: bool,
     /// Most DFA states before minimization.
     #[arg(long, default_value_t = Options::default().max_states)]
     max_states: usize,
@@ -269,6 +276,7 @@ impl Job {
                 } else {
                     spec::Collisions::Error
                 },
+                repair: args.repair,
             },
         )?;
         let vocab = match &args.tokenizer {
@@ -437,13 +445,24 @@ fn print_summary(
         .map(|(n, d)| format!("{n} {:.1?}", d))
         .collect();
     println!("  time           {:.2?} ({})", total, phases.join(", "));
-    if !r.relaxed.is_empty() {
-        println!(
-            "  relaxed        {} over-approximation(s) (--relax): the machine may accept arguments the schema forbids here",
-            r.relaxed.len()
-        );
-        for line in &r.relaxed {
-            println!("    {line}");
-        }
+    print_list(
+        &r.repaired,
+        "  repaired       {} repair(s) of the tool list (--repair):",
+    );
+    print_list(
+        &r.relaxed,
+        "  relaxed        {} over-approximation(s) (--relax): the machine may accept arguments the schema forbids here",
+    );
+}
+
+/// A summary section: `header` with the count for `{}`, then the lines;
+/// nothing when there are none.
+fn print_list(lines: &[String], header: &str) {
+    if lines.is_empty() {
+        return;
+    }
+    println!("{}", header.replacen("{}", &lines.len().to_string(), 1));
+    for line in lines {
+        println!("    {line}");
     }
 }

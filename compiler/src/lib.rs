@@ -142,6 +142,8 @@ pub struct Report {
     pub phases: Phases,
     /// Over-approximations made under `--relax`, one line each.
     pub relaxed: Vec<String>,
+    /// What `--repair` changed in the tool list, one line each.
+    pub repaired: Vec<String>,
     /// Per entry: its name and the fewest tokens of a complete output.
     pub min_tokens: Vec<(String, u32)>,
     /// Served states from which no token sequence reaches acceptance
@@ -391,6 +393,7 @@ fn compile_machine(
         mask_width,
         phases,
         relaxed: machine.relaxed.clone(),
+        repaired: set.repairs.clone(),
         min_tokens,
         token_dead: masks.token_dead,
         token_edges: masks.edges,

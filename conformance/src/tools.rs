@@ -271,6 +271,7 @@ pub fn run(
                 file: set.file.clone(),
                 text: set.text.clone(),
                 tools: vec![tool.clone()],
+                repairs: Vec::new(),
             };
             let t = Instant::now();
             let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -221,6 +221,7 @@ impl Request {
         max_count: Option<i64>,
         relax: bool,
         rename_collisions: bool,
+        repair: bool,
         max_states: Option<i64>,
         max_nfa_states: Option<i64>,
         threads: Option<i64>,
@@ -267,6 +268,7 @@ impl Request {
             } else {
                 spec::Collisions::Error
             },
+            repair,
         };
         Ok(Request {
             file,
@@ -402,7 +404,7 @@ impl Compiler {
     /// path), `entry`, `dialect`, `max_tokens`, `vocab_size` (the model's
     /// logits size, the mask width), `max_ws`, `max_depth`, `open_objects`,
     /// `any_order`, `max_recursion`, `any_depth`, `max_count`, `relax`,
-    /// `rename_collisions`, `max_states`, `max_nfa_states`, `threads`,
+    /// `rename_collisions`, `repair`, `max_states`, `max_nfa_states`, `threads`,
     /// `no_regions`, `time_limit` (seconds, 0: none; default 10) and
     /// `memory_limit` (bytes, 0: none; default 2 GiB): a compile past
     /// either raises `ValueError`; None: the flag's default. Raises `ValueError` with the
@@ -412,7 +414,7 @@ impl Compiler {
         tools, *, format="react", entry=None, dialect="auto", max_tokens=None,
         vocab_size=None, max_ws=None, max_depth=None, open_objects=false, any_order=None,
         max_recursion=None, any_depth=None, max_count=None, relax=false,
-        rename_collisions=false, max_states=None, max_nfa_states=None, threads=None,
+        rename_collisions=false, repair=false, max_states=None, max_nfa_states=None, threads=None,
         no_regions=false, time_limit=None, memory_limit=None
     ))]
     #[allow(clippy::too_many_arguments)]
@@ -434,6 +436,7 @@ impl Compiler {
         max_count: Option<i64>,
         relax: bool,
         rename_collisions: bool,
+        repair: bool,
         max_states: Option<i64>,
         max_nfa_states: Option<i64>,
         threads: Option<i64>,
@@ -458,6 +461,7 @@ impl Compiler {
             max_count,
             relax,
             rename_collisions,
+            repair,
             max_states,
             max_nfa_states,
             threads,
@@ -489,7 +493,7 @@ impl Compiler {
         tools, *, format="react", entry=None, dialect="auto", max_tokens=None,
         vocab_size=None, max_ws=None, max_depth=None, open_objects=false, any_order=None,
         max_recursion=None, any_depth=None, max_count=None, relax=false,
-        rename_collisions=false, max_states=None, max_nfa_states=None, threads=None,
+        rename_collisions=false, repair=false, max_states=None, max_nfa_states=None, threads=None,
         no_regions=false, time_limit=None, memory_limit=None, deferred=false
     ))]
     #[allow(clippy::too_many_arguments)]
@@ -511,6 +515,7 @@ impl Compiler {
         max_count: Option<i64>,
         relax: bool,
         rename_collisions: bool,
+        repair: bool,
         max_states: Option<i64>,
         max_nfa_states: Option<i64>,
         threads: Option<i64>,
@@ -536,6 +541,7 @@ impl Compiler {
             max_count,
             relax,
             rename_collisions,
+            repair,
             max_states,
             max_nfa_states,
             threads,

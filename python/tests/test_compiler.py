@@ -460,3 +460,32 @@ def test_gguf_model_file(data_dir, weather_tools):
     art = c.compile(weather_tools, format="hermes")
     assert art.tools == ["get_weather", "get_time", "search_flights"]
     assert art.vocab_fingerprint == c.vocab_fingerprint
+
+
+def test_repair_lists_each_repair_and_refuses_without_it():
+    """repair=True fixes what has one clear reading and says so in the
+    artifact's metadata; without it the same list is refused."""
+    tools = [
+        {"type": "function", "function": {"name": "search", "parameters": {
+            "type": "object",
+            "properties": {"limit": {"type": "integer", "maximum": "50"},
+                           "market": {"type": "array", "enum": ["US", "FR"]}},
+            "required": ["limit", "market"]}}},
+        {"type": "function", "function": {"name": "ping"}},
+        {"type": "function", "function": {"name": "ping"}},
+    ]  # fmt: skip
+    c = tooldec.Compiler.gpt2()
+    with pytest.raises(ValueError, match="duplicate tool name"):
+        c.compile(tools, format="json")
+    art = c.compile(tools, format="json", repair=True)
+    repaired = art.metadata["repaired"]
+    assert len(repaired) == 3, repaired
+    assert any('"50" read as the number 50' in r for r in repaired)
+    assert any("enum of its items" in r for r in repaired)
+    assert art.tools == ["search", "ping"]
+    call = '{"name": "search", "arguments": {"limit": 50, "market": ["FR"]}}'
+    assert art.parse(call)[0]["arguments"] == {"limit": 50, "market": ["FR"]}
+    with pytest.raises(ValueError):
+        art.parse('{"name": "search", "arguments": {"limit": 51, "market": ["FR"]}}')
+    # A list that needs no repair has no "repaired" entry.
+    assert "repaired" not in c.compile(tools[1:2], format="json", repair=True).metadata

@@ -287,13 +287,16 @@ class TooldecGrammarBackend(BaseGrammarBackend):
     def _compiled(self, spec: Spec) -> Artifact:
         """A request's own tools compiled for the engine's tokenizer by one
         ``tooldec.Compiler`` (SGLang's grammar cache and the compiler's own
-        serve a repeated tool list), within its default limits."""
+        serve a repeated tool list), within its default limits, repairing
+        what has one clear reading (``repair=True``)."""
         with self._compiler_lock:
             if self._compiler is None:
                 if self.tokenizer is None:
                     raise ValueError("tooldec: a request's own tools need the engine's tokenizer")
                 self._compiler = Compiler(self.tokenizer)
-        return self._compiler.compile(spec.tools, format=spec.format, vocab_size=self.vocab_size)
+        return self._compiler.compile(
+            spec.tools, format=spec.format, vocab_size=self.vocab_size, repair=True
+        )
 
     def dispatch_json(self, key_string: str) -> Optional[BaseGrammarObject]:
         return self._dispatch("json", key_string)

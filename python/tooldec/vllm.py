@@ -225,13 +225,16 @@ class TooldecBackend(StructuredOutputBackend):
         """A request's own tools compiled for the engine's tokenizer, by one
         ``tooldec.Compiler`` per backend (its cache returns the artifact of
         a tool list seen before at once), within the compiler's default
-        time and memory limits."""
+        time and memory limits, repairing what has one clear reading
+        (``repair=True``: a sloppy list should not fail a request)."""
         with self._compiler_lock:
             if self._compiler is None:
                 if self.tokenizer is None:
                     raise ValueError("tooldec: a request's own tools need the engine's tokenizer")
                 self._compiler = Compiler(self.tokenizer)
-        return self._compiler.compile(spec.tools, format=spec.format, vocab_size=self.vocab_size)
+        return self._compiler.compile(
+            spec.tools, format=spec.format, vocab_size=self.vocab_size, repair=True
+        )
 
     def allocate_token_bitmask(self, max_num_seqs: int) -> Any:
         """An all-ones CPU ``int32`` bitmask ``(max_num_seqs, ceil(vocab_size

@@ -48,6 +48,10 @@ pub struct Meta {
     pub options: OptionsMeta,
     /// Over-approximations made under `--relax`, one line each.
     pub relaxed: Vec<String>,
+    /// What `--repair` changed in the tool list, one line each (absent
+    /// when nothing was).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repaired: Vec<String>,
     /// What reading a call back needs (`tooldec_read`, `tooldec parse`):
     /// the format's rules with its tokens resolved, and each tool's
     /// parameters. Read by `tooldec_read::Reader` together with `tools`;
@@ -178,6 +182,7 @@ impl Meta {
                 max_tokens: opts.max_tokens,
             },
             relaxed: machine.relaxed.clone(),
+            repaired: set.repairs.clone(),
             read: Some(read::table(set, vocab, opts, machine)),
             regions: None,
             state_regions: None,

@@ -27,6 +27,7 @@ mod detect;
 pub(crate) mod locate;
 mod openapi;
 mod plain;
+mod repair;
 mod signatures;
 mod source;
 mod toolbench;
@@ -55,6 +56,9 @@ pub struct ToolSet {
     pub text: String,
     /// The tools, in file order.
     pub tools: Vec<Tool>,
+    /// What `ParseOptions::repair` changed, one line each (empty without
+    /// it, or when nothing needed it).
+    pub repairs: Vec<String>,
 }
 
 impl ToolSet {
@@ -171,6 +175,11 @@ pub struct ParseOptions {
     pub dialect: Dialect,
     /// What to do with tools of the same name.
     pub collisions: Collisions,
+    /// Repair what has one clear reading (`spec/repair.rs`): number
+    /// keywords written as strings, an array's `enum` meant for its items,
+    /// a tool repeated identically. Each repair is listed in
+    /// [`ToolSet::repairs`].
+    pub repair: bool,
 }
 
 /// A JSON Schema document on its own, as a one-tool set whose "parameters"
@@ -192,6 +201,7 @@ pub fn schema_document(file: &str, text: &str) -> Result<ToolSet, Error> {
             parameters: value,
             pointer: String::new(),
         }],
+        repairs: Vec::new(),
     })
 }
 
@@ -237,8 +247,40 @@ pub fn parse_with(file: &str, text: &str, opts: &ParseOptions) -> Result<ToolSet
         Dialect::OpenApi => openapi::read(&set, &src.root)?,
         Dialect::Signatures => signatures::read(&set, &src)?,
     };
+    let mut read = read;
+    if opts.repair {
+        set.repairs = repair_all(&mut read);
+    }
     set.tools = finish(&set, read, opts.collisions)?;
     Ok(set)
+}
+
+/// `ParseOptions::repair` on what a reader found: each schema's repairs,
+/// and a tool repeated identically in one list kept once (as aggregated
+/// lists always do; `finish` drops the repeats).
+fn repair_all(read: &mut Read) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in &mut read.tools {
+        repair::schema(&f.name, &mut f.parameters, &f.pointer, &mut out);
+    }
+    if !read.aggregate {
+        let mut first: HashMap<(&str, String), usize> = HashMap::new();
+        for (i, f) in read.tools.iter().enumerate() {
+            match first.entry((f.name.as_str(), canonical(&f.parameters))) {
+                std::collections::hash_map::Entry::Occupied(j) => out.push(format!(
+                    "tool {:?} at {}: tool #{i} repeats tool #{} identically, kept once",
+                    f.name,
+                    f.entry,
+                    j.get()
+                )),
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(i);
+                }
+            }
+        }
+        read.aggregate = true;
+    }
+    out
 }
 
 /// A tool as a dialect reader found it.
@@ -272,6 +314,7 @@ fn empty_set(file: &str, text: &str) -> ToolSet {
         file: file.to_string(),
         text: text.to_string(),
         tools: Vec::new(),
+        repairs: Vec::new(),
     }
 }
 

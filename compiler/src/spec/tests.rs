@@ -196,3 +196,69 @@ fn spec_rename_collisions() {
     let set = parse_with("t.json", text, &opts).unwrap();
     assert_eq!(names(&set), ["a", "a_2", "a_3"]);
 }
+
+#[test]
+fn repair_fixes_what_has_one_reading() {
+    let text = r#"[
+        {"type": "function", "function": {"name": "search", "parameters": {"type": "object",
+          "properties": {"limit": {"type": "integer", "maximum": "50", "minimum": " 1 "},
+                         "market": {"type": "array", "enum": ["US", "FR"]},
+                         "note": {"type": "string", "maxLength": "fifty"}}}}},
+        {"type": "function", "function": {"name": "ping"}},
+        {"type": "function", "function": {"name": "ping"}}
+    ]"#;
+    let repaired = ParseOptions {
+        repair: true,
+        ..ParseOptions::default()
+    };
+    let set = parse_with("t.json", text, &repaired).unwrap();
+    assert_eq!(names(&set), ["search", "ping"]);
+    let limit = &set.tools[0].parameters["properties"]["limit"];
+    assert_eq!(limit["maximum"], serde_json::json!(50));
+    assert_eq!(limit["minimum"], serde_json::json!(1));
+    let market = &set.tools[0].parameters["properties"]["market"];
+    assert_eq!(market.get("enum"), None);
+    assert_eq!(market["items"]["enum"], serde_json::json!(["US", "FR"]));
+    // Not a number: left for lowering to refuse.
+    assert_eq!(
+        set.tools[0].parameters["properties"]["note"]["maxLength"],
+        serde_json::json!("fifty")
+    );
+    assert_eq!(set.repairs.len(), 4, "{:#?}", set.repairs);
+    assert!(
+        set.repairs[0].contains("/0/function/parameters/properties/limit/minimum"),
+        "{:?}",
+        set.repairs
+    );
+    assert!(set
+        .repairs
+        .iter()
+        .any(|r| r.contains("repeats tool #1 identically")));
+    // Without repair: the strings stay, and the repeated name is an error.
+    let e = parse_with("t.json", text, &ParseOptions::default()).unwrap_err();
+    assert!(
+        e.to_string().contains("duplicate tool name \"ping\""),
+        "{e}"
+    );
+}
+
+#[test]
+fn repair_leaves_what_has_two_readings() {
+    let repaired = ParseOptions {
+        repair: true,
+        ..ParseOptions::default()
+    };
+    // Two tools under one name with different parameters: still refused.
+    let text = r#"[{"name": "a"}, {"name": "a", "parameters": {"type": "object", "properties": {"x": {"type": "string"}}}}]"#;
+    assert!(parse_with("t.json", text, &repaired).is_err());
+    // An array enum with arrays in it, or items with an enum of their own.
+    let text = r#"[{"name": "a", "parameters": {"type": "object", "properties": {
+        "p": {"type": "array", "enum": [["x"], "y"]},
+        "q": {"type": "array", "enum": ["x"], "items": {"enum": ["y"]}}}}}]"#;
+    let set = parse_with("t.json", text, &repaired).unwrap();
+    assert!(set.repairs.is_empty(), "{:?}", set.repairs);
+    assert_eq!(
+        set.tools[0].parameters["properties"]["p"]["enum"],
+        serde_json::json!([["x"], "y"])
+    );
+}
