@@ -81,6 +81,31 @@ TEST_DEPS=(gguf accelerate pytest jsonschema)
 engine_env "$HF_ENV" "torch==$TORCH" "transformers==$TRANSFORMERS" "${TEST_DEPS[@]}"
 engine_env "$SG_ENV" "sglang==$SGLANG" "${TEST_DEPS[@]}"
 engine_env "$VL_ENV" "vllm==$VLLM" "${TEST_DEPS[@]}"
+# Python users need no Rust: the built wheel alone, in a fresh virtual
+# environment (numpy from the index), gives the compiler and the runtime.
+say "the wheel in a fresh virtual environment"
+CLEAN="$HERE/target/clean-venv"
+rm -rf "$CLEAN"
+"$UV" venv -q --python "$(command -v "$PYTHON")" "$CLEAN"
+"$UV" pip install -q --python "$CLEAN/bin/python" "$WHEEL"
+(
+  cd "$(mktemp -d)"
+  PATH="/usr/bin:/bin" "$CLEAN/bin/tooldec-compile" "$ROOT/grammars/examples/weather.json" \
+    --format hermes -q -o weather.tdm
+  PATH="/usr/bin:/bin" "$CLEAN/bin/python" - "$ROOT/grammars/examples/weather.json" <<'PY'
+import json, sys
+import tooldec
+
+art = tooldec.Artifact.open("weather.tdm")
+tools = json.load(open(sys.argv[1]))
+again = tooldec.Compiler.gpt2().compile(tools, format="hermes")
+assert again.metadata_json == art.metadata_json, "the command and tooldec.Compiler differ"
+call = '<tool_call>\n{"name": "get_time", "arguments": {"timezone": "UTC"}}\n</tool_call>'
+assert art.parse(call)[0]["name"] == "get_time"
+print("fresh venv: tooldec-compile and tooldec.Compiler agree;", len(art.tools), "tools")
+PY
+)
+
 # llama.cpp's libllama, from the sources llama-cpp-python vendors. These
 # machines' CPUs have AMX, which a native build uses and which dies with
 # SIGILL here: disabled.
