@@ -10,7 +10,9 @@
 # ~/.cache/tooldec/engines; a fresh machine downloads about 14 GB, hard
 # links shared by uv's cache, in about two minutes), installs the tooldec
 # wheel built by python/test.sh's environment into each, and runs the
-# real-engine tests there with TOOLDEC_REQUIRE_ENGINES=1 (no skipping).
+# real-engine tests there with TOOLDEC_REQUIRE_ENGINES=1 (no skipping),
+# together with the adapters' own tests (which python/test.sh runs against
+# tests/standins).
 # Needs TOOLDEC_DATA (SmolLM2's GGUF and tokenizer) and network access to
 # PyPI on the first run. Run after python/test.sh, whose compiled test
 # environment (python/target/venv, with maturin) it uses.
@@ -66,11 +68,12 @@ rm -rf "$HERE/target/engine-wheel"
 (cd "$HERE" && "$VPY" -m maturin build --release -q -o "$HERE/target/engine-wheel")
 WHEEL="$(ls "$HERE"/target/engine-wheel/tooldec-*.whl)"
 
-run() { # dir test-file
-  local dir="$1" test="$2"
+run() { # dir "test-file..." [pytest args...]
+  local dir="$1" tests
+  read -r -a tests <<<"$2"
   "$UV" pip install -q --python "$dir/bin/python" --no-deps --reinstall "$WHEEL"
-  say "pytest $test in $(basename "$dir")"
-  (cd "$HERE/tests" && "$dir/bin/python" -m pytest -q -p no:cacheprovider -W ignore "$test" "${@:3}")
+  say "pytest ${tests[*]} in $(basename "$dir")"
+  (cd "$HERE/tests" && "$dir/bin/python" -m pytest -q -p no:cacheprovider -W ignore "${tests[@]}" "${@:3}")
 }
 
 HF_ENV="$CACHE/transformers-$TRANSFORMERS"
@@ -134,7 +137,15 @@ export TOOLDEC_LLAMA_CPP="$LL" TOOLDEC_LIB="${CARGO_TARGET_DIR:-$ROOT/target}/re
 say "pytest test_real_llama.py"
 (cd "$HERE/tests" && "$VPY" -m pytest -q -p no:cacheprovider -W ignore test_real_llama.py "$@")
 
-run "$HF_ENV" test_real_hf.py "$@"
-run "$SG_ENV" test_real_sglang.py "$@"
-run "$VL_ENV" test_real_vllm.py "$@"
+# The adapters' own tests (test_hf.py, test_sglang.py, test_vllm.py, which
+# python/test.sh runs against tests/standins) run here against the real
+# packages too: what the stand-ins claim of the engines is checked.
+ART="$HERE/target/test-artifacts"
+mkdir -p "$ART"
+"$CLEAN/bin/tooldec-compile" "$ROOT/grammars/examples/weather.json" --format hermes \
+  --vocab-size 50304 --max-tokens 96 -q -o "$ART/weather-hermes-padded.tdm"
+export TOOLDEC_HERMES_TDM="$ART/weather-hermes-padded.tdm"
+run "$HF_ENV" "test_hf.py test_real_hf.py" "$@"
+run "$SG_ENV" "test_sglang.py test_real_sglang.py" "$@"
+run "$VL_ENV" "test_vllm.py test_real_vllm.py" "$@"
 say "done"

@@ -123,6 +123,15 @@ class SmolLM2:
             out = self.model(input_ids=ids, attention_mask=mask)
         return out.logits[:, -1, :VOCAB].float().clone()
 
+    def logits_tail(self, seq: list, n: int) -> "object":
+        """``(n, VOCAB)`` float32 logits after each of the last ``n``
+        prefixes of ``seq`` (one forward pass): what a target model
+        computes to verify ``n - 1`` draft tokens and sample a bonus one."""
+        torch = self.torch
+        with torch.no_grad():
+            out = self.model(input_ids=torch.tensor([seq]))
+        return out.logits[0, -n:, :VOCAB].float().clone()
+
 
 _MODEL = None
 

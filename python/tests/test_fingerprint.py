@@ -22,6 +22,7 @@ import tooldec.sglang as tsg
 import tooldec.vllm as tv
 from conftest import record
 from sglang.srt.constrained import base_grammar_backend as bgb
+from sglang.srt.runtime_context import publish
 from sglang.srt.server_args import ServerArgs
 from tooldec.hf import ToolCallLogitsProcessor
 
@@ -150,6 +151,7 @@ def test_vllm_backend_checks_the_tokenizer(bytes_art, weather_path, text, change
 def sglang_backend(artifacts, tokenizer, vocab_size):
     tsg.register(artifacts=artifacts)
     args = ServerArgs(model_path="m", grammar_backend="tooldec")
+    publish(args, role="scheduler")
     return bgb.create_grammar_backend(args, tokenizer=tokenizer, vocab_size=vocab_size, eos_token_ids=None)
 
 

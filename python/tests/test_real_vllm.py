@@ -75,6 +75,44 @@ def admit(mgr, reqs):
         time.sleep(0.01)
 
 
+def greedy(mgr, model, r):
+    """Greedy decoding of one admitted request, one token a step: vLLM's
+    bitmask, applied with the kernel vLLM applies it with, on SmolLM2's
+    logits, until EOS or the request's max_tokens."""
+    import xgrammar
+
+    out = []
+    while not out or (out[-1] != EOS and len(out) < r.max_tokens):
+        bitmask = mgr.grammar_bitmask({r.request_id: r}, [r.request_id], {})
+        logits = model.logits([r.prompt_token_ids + out])
+        xgrammar.apply_token_bitmask_inplace(logits, torch.from_numpy(bitmask))
+        out.append(int(logits.argmax(dim=-1)[0]))
+        assert mgr.accept_tokens(r, [out[-1]])
+    return out
+
+
+def speculative(engine, k):
+    """vLLM's configuration with n-gram speculative decoding of ``k`` draft
+    tokens (no draft model: it runs on the CPU)."""
+    from vllm.config import ParallelConfig, SpeculativeConfig
+
+    mc, vc, tok = engine
+    sc = SpeculativeConfig(
+        method="ngram",
+        num_speculative_tokens=k,
+        prompt_lookup_max=4,
+        prompt_lookup_min=1,
+        target_model_config=mc,
+        target_parallel_config=ParallelConfig(),
+    )
+    return VllmConfig(
+        model_config=mc,
+        device_config=DeviceConfig(device="cpu"),
+        structured_outputs_config=vc.structured_outputs_config,
+        speculative_config=sc,
+    )
+
+
 def test_requests_complete_within_their_own_max_tokens(engine, art):
     """The spec names only the artifact; each request's max_tokens reaches
     the grammar, and greedy decoding on SmolLM2 ends every request with a
@@ -183,7 +221,6 @@ def test_a_chat_requests_own_tools(engine, monkeypatch):
     the engine for its tokenizer, decoded on SmolLM2 within the request's
     max_tokens, and read back by vLLM's own hermes tool parser."""
     import jsonschema
-    import xgrammar
     from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
     from vllm.parser.parser_manager import ParserManager
     from vllm.tool_parsers.abstract_tool_parser import ToolParserManager
@@ -221,13 +258,7 @@ def test_a_chat_requests_own_tools(engine, monkeypatch):
         prompt = model.prompt(messages[0]["content"], tools)
         r = Request(request_id=f"chat{calls}", prompt_token_ids=prompt, sampling_params=sp, pooling_params=None)
         admit(mgr, [r])
-        out = []
-        while not out or (out[-1] != EOS and len(out) < max_tokens):
-            bitmask = mgr.grammar_bitmask({r.request_id: r}, [r.request_id], {})
-            logits = model.logits([prompt + out])
-            xgrammar.apply_token_bitmask_inplace(logits, torch.from_numpy(bitmask))
-            out.append(int(logits.argmax(dim=-1)[0]))
-            assert mgr.accept_tokens(r, [out[-1]])
+        out = greedy(mgr, model, r)
         text = tok.decode([t for t in out if t != EOS])
         parsed = ToolParserManager.get_tool_parser("hermes")(tok, req.tools).extract_tool_calls(text, req)
         assert parsed.tools_called, text
@@ -240,4 +271,88 @@ def test_a_chat_requests_own_tools(engine, monkeypatch):
     record(
         f"vllm: a chat request's own tools (hermes parser, tool_choice required and named): "
         f"{calls} calls read back by vLLM's hermes tool parser, each valid"
+    )
+
+
+def test_speculative_drafts_are_validated_masked_and_rolled_back(engine, art):
+    """vLLM's speculative-decoding path with 3 draft tokens a step: the
+    scheduler's ``validate_tokens`` cuts a draft at the first token the
+    grammar refuses; ``grammar_bitmask`` fills a row per draft position and
+    the bonus row (accepting the drafts on the grammar, then rolling them
+    back); SmolLM2 verifies the drafts greedily on the masked rows from one
+    forward pass; ``accept_tokens`` commits the accepted drafts and the
+    bonus token. Greedy verification is lossless, so the output must be
+    plain greedy decoding's, token for token, and a complete valid call."""
+    import xgrammar
+    from vllm.v1.structured_output.utils import strip_speculative_padding
+
+    k = 3
+    model = smollm2()
+    with open(WEATHER) as f:
+        spec = json.load(f)
+    tools = {t["function"]["name"]: t["function"]["parameters"] for t in spec}
+    prompt = model.prompt("What is the weather in Lyon tomorrow?", spec)
+    plain = StructuredOutputManager(engine[1])
+    ref = request(engine, "ref", prompt, 48, grammar="tooldec:weather")
+    admit(plain, [ref])
+    reference = greedy(plain, model, ref)
+    plain.clear_backend()
+
+    mgr = StructuredOutputManager(speculative(engine, k))
+    r = request(engine, "spec", prompt, 48, grammar="tooldec:weather")
+    admit(mgr, [r])
+    g = r.structured_output_request.grammar
+    assert isinstance(g, tvl.TooldecGrammar) and mgr._tooldec_backend.max_rollback == k + 1
+    out: list = []
+    cut = refused = accepted = steps = 0
+    while not out or (out[-1] != EOS and len(out) < r.max_tokens):
+        pos = len(out)
+        room = max(0, min(k, r.max_tokens - pos - 1))
+        ahead = reference[pos : pos + room]
+        # The drafter: the reference's next tokens (an n-gram hit), the same
+        # with EOS in the middle of the call (the grammar refuses it), a
+        # token the grammar allows but greedy decoding does not pick (the
+        # target refuses it), or one token and the -1 padding of rejected
+        # draft positions.
+        kind = steps % 4
+        if kind == 1 and len(ahead) >= 2 and ahead[1] != EOS:
+            draft = ahead[:1] + [EOS] + ahead[2:]
+        elif kind == 2 and room:
+            row = mgr._tooldec_backend.allocate_token_bitmask(1)
+            g.fill_bitmask(row, 0)
+            words = row[0].tolist()
+            allowed = [t for t in range(VOCAB) if (words[t >> 5] >> (t & 31)) & 1]
+            draft = [next((t for t in allowed if t != ahead[0]), ahead[0])]
+        elif kind == 3 and room:
+            draft = ahead[:1] + [-1] * (room - 1)
+        else:
+            draft = ahead
+        valid = mgr.validate_tokens(r, draft)
+        cut += len(strip_speculative_padding(draft)) - len(valid)
+        scheduled = valid + [-1] * (len(draft) - len(valid)) if kind == 3 else valid
+        bitmask = mgr.grammar_bitmask({r.request_id: r}, [r.request_id], {r.request_id: scheduled})
+        assert bitmask.shape[0] == k + 1
+        rows = len(valid) + 1
+        logits = model.logits_tail(prompt + out + valid, rows)
+        xgrammar.apply_token_bitmask_inplace(logits, torch.from_numpy(bitmask[:rows]))
+        target = logits.argmax(dim=-1).tolist()
+        n = 0
+        while n < len(valid) and valid[n] == target[n]:
+            n += 1
+        refused += len(valid) - n
+        accepted += n
+        new = valid[:n] + [target[n]]
+        if EOS in new:
+            new = new[: new.index(EOS) + 1]
+        assert mgr.accept_tokens(r, new)
+        out += new
+        steps += 1
+    assert out == reference
+    check_output(art, tools, [t for t in out if t != EOS])
+    assert cut > 0 and refused > 0 and accepted > 0, (cut, refused, accepted)
+    mgr.clear_backend()
+    record(
+        f"vllm: speculative decoding (3 drafts a step, real validate_tokens/grammar_bitmask/"
+        f"accept_tokens): {len(out)} tokens in {steps} target passes, {accepted} drafts accepted, "
+        f"{cut} cut by the grammar, {refused} refused by the target; output equal to greedy decoding"
     )

@@ -14,6 +14,8 @@ rollback(1) over a draft tree) and the jump-forward path of
 """
 
 import json
+import pathlib
+import shutil
 
 import numpy as np
 import pytest
@@ -23,6 +25,7 @@ import tooldec.sglang as tsg
 from conftest import record
 from helpers import GreedyTokenizer, allowed_ids, check_output, decode, random_logits, sample
 from sglang.srt.constrained import base_grammar_backend as bgb
+from sglang.srt.runtime_context import publish
 from sglang.srt.server_args import GRAMMAR_BACKEND_CHOICES, ServerArgs
 
 MODEL_VOCAB = 50304
@@ -54,14 +57,25 @@ class FallbackBackend(bgb.BaseGrammarBackend):
         return FallbackGrammar(key_string)
 
 
+@pytest.fixture(scope="module")
+def model_path(tmp_path_factory):
+    """A model directory holding only a config: what the real ``ServerArgs``
+    reads (offline) before a grammar backend is created; the vocabulary
+    size the backend serves is passed to it separately."""
+    d = tmp_path_factory.mktemp("model")
+    shutil.copy(pathlib.Path(__file__).parent / "fixtures" / "smollm2-config.json", d / "config.json")
+    return str(d)
+
+
 @pytest.fixture
-def backend(weather_path, hermes):
+def backend(weather_path, hermes, model_path):
     tsg.register(
         artifacts={"weather": str(weather_path), "hermes": hermes},
         fallback=None,
     )
     assert "tooldec" in GRAMMAR_BACKEND_CHOICES and "tooldec" in bgb.GRAMMAR_BACKEND_REGISTRY
-    args = ServerArgs(model_path="gpt2", grammar_backend="tooldec")
+    args = ServerArgs(model_path=model_path, grammar_backend="tooldec", device="cpu")
+    publish(args, role="scheduler")
     b = bgb.create_grammar_backend(args, tokenizer=None, vocab_size=MODEL_VOCAB, eos_token_ids={EOS})
     assert isinstance(b, tsg.TooldecGrammarBackend)
     return b
@@ -74,16 +88,16 @@ def admit(backend, reqs):
     for req in reqs:
         if req.key is None:
             continue  # a request without a grammar
-        value, hit = backend.get_cached_or_future_value(req.key)
+        value, hit = backend.get_cached_or_future_value(req.key, False)
         req.grammar = value
         if not hit:
             queue.append(req)
-        elif value is bgb.INVALID_GRAMMAR_OBJ:
+        elif isinstance(value, bgb.InvalidGrammarObject):
             req.finished_reason = "abort: invalid grammar (cached)"
     for req in queue:
         req.grammar = req.grammar.result()
         backend.set_cache(req.key, req.grammar.copy())
-        if req.grammar is bgb.INVALID_GRAMMAR_OBJ:
+        if isinstance(req.grammar, bgb.InvalidGrammarObject):
             req.finished_reason = "abort: invalid grammar"
     return [r for r in reqs if not r.finished()]
 
@@ -160,7 +174,7 @@ def test_scheduler_loop(backend, weather, hermes, tools):
                 assert not tooldec.bitmask_to_bool(mask[i], MODEL_VOCAB)[50257:].any()
         running = [r for r in running if not r.finished()]  # filter_batch
     for req in reqs:
-        if req.grammar is None or req.grammar is bgb.INVALID_GRAMMAR_OBJ:
+        if req.grammar is None or isinstance(req.grammar, bgb.InvalidGrammarObject):
             continue
         art = weather if "weather" in req.key[1] else hermes
         assert req.finished_reason == "stop", (req.rid, req.finished_reason)
@@ -175,29 +189,30 @@ def test_scheduler_loop(backend, weather, hermes, tools):
 
 def test_cache_copy_and_reset(backend, weather):
     key = ("ebnf", "tooldec:weather")
-    g1, hit = backend.get_cached_or_future_value(key)
+    g1, hit = backend.get_cached_or_future_value(key, False)
     g1 = g1.result()
     backend.set_cache(key, g1.copy())
     tok = GreedyTokenizer(weather)
     for t in tok.encode("Thought: x\nAction: "):
         g1.accept_token(t)
-    g2, hit = backend.get_cached_or_future_value(key)
+    g2, hit = backend.get_cached_or_future_value(key, False)
     assert hit and g2.matcher.state == weather.matcher().state != g1.matcher.state
     backend.reset()
-    assert backend.get_cached_or_future_value(key)[1] is False
+    assert backend.get_cached_or_future_value(key, False)[1] is False
     with pytest.raises(ValueError, match="not allowed"):
         g1.accept_token(tok.encode("Thought")[0])
 
 
-def test_fallback_backend(weather_path):
+def test_fallback_backend(weather_path, model_path):
     tsg.register(
         "tooldec-fb", artifacts=str(weather_path), fallback=lambda *args: FallbackBackend()
     )
-    args = ServerArgs(grammar_backend="tooldec-fb")
+    args = ServerArgs(model_path=model_path, grammar_backend="tooldec-fb", device="cpu")
+    publish(args, role="scheduler")
     b = bgb.create_grammar_backend(args, None, MODEL_VOCAB, {EOS})
-    g, _ = b.get_cached_or_future_value(("json", '{"type": "object"}'))
+    g, _ = b.get_cached_or_future_value(("json", '{"type": "object"}'), False)
     assert isinstance(g.result(), FallbackGrammar)
-    g, _ = b.get_cached_or_future_value(("regex", "tooldec:"))  # the only artifact
+    g, _ = b.get_cached_or_future_value(("regex", "tooldec:"), False)  # the only artifact
     assert isinstance(g.result(), tsg.TooldecGrammar)
     with pytest.raises(ValueError, match="artifact .weather-gpt2.: the model.s logits width 1000 is smaller"):
         tsg.TooldecGrammarBackend(str(weather_path), vocab_size=1000)
@@ -236,7 +251,7 @@ def test_eagle_tree_verification(backend, weather):
     tok = GreedyTokenizer(weather)
     grammars = []
     for prefix in ("Thought: rain\nAction: get_", "Thought: x"):
-        g, _ = backend.get_cached_or_future_value(("ebnf", "tooldec:weather"))
+        g, _ = backend.get_cached_or_future_value(("ebnf", "tooldec:weather"), False)
         g = g.result() if hasattr(g, "result") else g
         for t in tok.encode(prefix):
             g.accept_token(t)

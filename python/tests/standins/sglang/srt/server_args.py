@@ -13,6 +13,7 @@ add_grammar_backend_choices = GRAMMAR_BACKEND_CHOICES.extend
 @dataclass
 class ServerArgs:
     model_path: str = ""
+    device: Optional[str] = None
     grammar_backend: Optional[str] = None
     reasoning_parser: Optional[str] = None
     constrained_json_whitespace_pattern: Optional[str] = None

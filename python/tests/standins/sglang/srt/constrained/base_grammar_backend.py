@@ -1,5 +1,5 @@
 """Stand-in for ``sglang/srt/constrained/base_grammar_backend.py`` at
-sgl-project/sglang@99e1c51617bf, without torch.
+SGLang 0.5.23 (the release test-engines.sh installs), without torch.
 
 What a grammar backend is to SGLang:
 
@@ -49,6 +49,9 @@ class BaseGrammarObject:
         self.grammar_stats = None
         self.current_token = None
 
+    def maybe_init_reasoning(self, reasoning: bool):
+        pass
+
     def accept_token(self, token: int) -> None:
         raise NotImplementedError()
 
@@ -95,8 +98,14 @@ class BaseGrammarObject:
         raise NotImplementedError()
 
 
-# A grammar that failed to compile: requests that get it are aborted.
-INVALID_GRAMMAR_OBJ = BaseGrammarObject()
+class InvalidGrammarObject(BaseGrammarObject):
+    """A grammar that failed to compile, with its message: the scheduler
+    aborts the requests that get it (this replaced the module-level
+    ``INVALID_GRAMMAR_OBJ`` by SGLang 0.5)."""
+
+    def __init__(self, error_message: str = "Unknown grammar error"):
+        super().__init__()
+        self.error_message = error_message
 
 
 @dataclass
@@ -128,13 +137,16 @@ class BaseGrammarBackend:
     def dispatch_structural_tag(self, key_string: str) -> Optional[BaseGrammarObject]:
         return self._not_supported("structural_tag", key_string)
 
-    def _init_value_dispatch(self, key: Tuple[str, str]) -> Optional[BaseGrammarObject]:
+    def _init_value_dispatch(
+        self, key: Tuple[str, str], require_reasoning: bool
+    ) -> Optional[BaseGrammarObject]:
         start = time.perf_counter()
         key_type, key_string = key
         handlers = {
             "json": self.dispatch_json,
             "regex": self.dispatch_regex,
             "ebnf": self.dispatch_ebnf,
+            "full_assistant_ebnf": self.dispatch_ebnf,
             "structural_tag": self.dispatch_structural_tag,
         }
         if key_type in handlers:
@@ -145,14 +157,17 @@ class BaseGrammarBackend:
             grammar.grammar_stats.compilation_time = time.perf_counter() - start
         return grammar
 
-    def get_cached_or_future_value(self, key: Tuple[str, str]):
+    def get_cached_or_future_value(self, key: Tuple[str, str], require_reasoning: bool):
         """``(grammar copy, True)`` on a cache hit, else ``(future, False)``;
         the scheduler polls the future and then calls ``set_cache(key,
-        grammar.copy())``."""
+        grammar.copy())``. ``require_reasoning``: the request thinks first
+        (the reasoner wrapper's business, passed through)."""
         value = self.cache.get(key)
         if value:
-            return value.copy(), True
-        return self.executor.submit(self._init_value_dispatch, key), False
+            copied = value.copy()
+            copied.maybe_init_reasoning(require_reasoning)
+            return copied, True
+        return self.executor.submit(self._init_value_dispatch, key, require_reasoning), False
 
     def set_cache(self, key: Tuple[str, str], value: BaseGrammarObject):
         self.cache[key] = value
@@ -170,8 +185,11 @@ def register_grammar_backend(name, init_func):
 
 def create_grammar_backend(server_args, tokenizer, vocab_size: int, eos_token_ids=None):
     """Registered backends first; the built-in ones (outlines, xgrammar,
-    llguidance) are not part of this stand-in."""
-    name = server_args.grammar_backend
+    llguidance) are not part of this stand-in. The backend's name comes
+    from the published runtime context, as upstream reads it."""
+    from sglang.srt.runtime_context import get_exec
+
+    name = get_exec().kernel.grammar_backend
     if name in GRAMMAR_BACKEND_REGISTRY:
         return GRAMMAR_BACKEND_REGISTRY[name](server_args, tokenizer, vocab_size, eos_token_ids)
     if name == "none":
