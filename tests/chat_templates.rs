@@ -283,9 +283,11 @@ fn qwen2_5_template_tool_calls() {
                 formats: vec![
                     (
                         "hermes",
-                        vec!["call", "calls", "start", "one", "required", "auto"],
+                        vec![
+                            "call", "calls", "start", "one", "required", "auto", "auto-one",
+                        ],
                     ),
-                    ("qwen3", vec!["one", "required", "auto"]),
+                    ("qwen3", vec!["one", "required", "auto", "auto-one"]),
                 ],
             },
             Plan {
@@ -299,7 +301,10 @@ fn qwen2_5_template_tool_calls() {
             Plan {
                 what: "text and a call",
                 message: assistant(&one, Some("Let me look that up.")),
-                formats: vec![("hermes", vec!["start", "auto"]), ("qwen3", vec!["auto"])],
+                formats: vec![
+                    ("hermes", vec!["start", "auto", "auto-one"]),
+                    ("qwen3", vec!["auto", "auto-one"]),
+                ],
             },
         ]
     });
@@ -312,7 +317,10 @@ fn llama_3_2_template_tool_calls() {
         vec![Plan {
             what: "one call",
             message: assistant(&[calls[0].clone()], None),
-            formats: vec![("llama3", vec!["start", "one", "required", "auto"])],
+            formats: vec![(
+                "llama3",
+                vec!["start", "one", "required", "auto", "auto-one"],
+            )],
         }]
     });
 }

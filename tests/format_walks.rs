@@ -98,8 +98,10 @@ fn tokenizers_of(format: &str) -> &'static [&'static str] {
 fn auto_prefix(format: &str, entry: &str) -> Option<String> {
     let (text, opener) = auto_opening(format)?;
     match entry {
-        "auto" => Some(format!("{text}{opener}")),
-        "think-auto" => Some(format!("Let me think.{}{text}{opener}", think_end(format))),
+        "auto" | "auto-one" => Some(format!("{text}{opener}")),
+        "think-auto" | "think-auto-one" => {
+            Some(format!("Let me think.{}{text}{opener}", think_end(format)))
+        }
         _ => None,
     }
 }
@@ -399,7 +401,8 @@ fn check_calls(
     validators: &schema::ToolValidators,
     calls: &Calls,
 ) -> Result<(), String> {
-    if calls.is_empty() && format != "toolken" && !entry.ends_with("auto") {
+    let may_be_text = entry.ends_with("auto") || entry.ends_with("auto-one");
+    if calls.is_empty() && format != "toolken" && !may_be_text {
         return Err("no call".into());
     }
     for (i, (name, args)) in calls.iter().enumerate() {
@@ -855,7 +858,7 @@ fn think_end(format: &str) -> &'static str {
 }
 
 /// The texts of one call (and of it twice) for the model entries (`auto`,
-/// `required`, `one` and their `think-` variants) a format declares,
+/// `required`, `one`, `auto-one` and their `think-` variants) a format declares,
 /// rendered by `render::calls_text` as the model's chat template writes
 /// tool calls; compact and spaced JSON where the arguments are JSON.
 fn model_cases(
@@ -887,17 +890,19 @@ fn model_cases(
             };
             let text_first = auto_opening(format).is_some_and(|(t, _)| !t.is_empty());
             let mut texts: Vec<(&str, String, &Calls)> = match base {
-                "auto" if text_first => vec![
+                "auto" | "auto-one" if text_first => vec![
                     ("one", t1.clone(), &one),
                     ("text, one", format!("Let me check that.\n{t1}"), &one),
                 ],
-                "auto" => vec![("one", t1.clone(), &one)],
+                "auto" | "auto-one" => vec![("one", t1.clone(), &one)],
                 "required" => vec![("one", t1.clone(), &one)],
                 "one" => vec![("one", t1.clone(), &one)],
                 _ => continue,
             };
-            // react's `auto` takes one action at most.
-            if base != "one" && !(format == "react" && base == "auto") {
+            // react's `auto` takes one action at most, as `auto-one` does.
+            let at_most_one =
+                base == "one" || base == "auto-one" || (format == "react" && base == "auto");
+            if !at_most_one {
                 if let Some(t2) = &t2 {
                     texts.push(("two", t2.clone(), &two));
                 }
@@ -1190,6 +1195,7 @@ fn valid_calls(tok: &str) {
                             ("auto", true),
                             ("required", !c.calls.is_empty()),
                             ("one", c.calls.len() == 1),
+                            ("auto-one", c.calls.len() <= 1),
                         ] {
                             if ok && declared.iter().any(|d| d == entry) {
                                 more.push(Case {

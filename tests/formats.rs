@@ -49,14 +49,17 @@ fn entries_are_recorded_and_the_first_is_the_default() {
     let a = artifact("hermes");
     let g = a.grammar();
     let names: Vec<&str> = g.entries().map(|e| e.0).collect();
-    assert_eq!(names, ["start", "calls", "call", "auto", "required", "one"]);
+    assert_eq!(
+        names,
+        ["start", "calls", "call", "auto", "required", "one", "auto-one"]
+    );
     assert_eq!(g.entry_state("start"), Some(g.start_state()));
     assert!(g.matcher_at("nope").is_none());
     let meta: serde_json::Value = serde_json::from_str(g.metadata()).unwrap();
     assert_eq!(meta["format"], "hermes");
     assert_eq!(
         meta["entries"],
-        serde_json::json!(["start", "calls", "call", "auto", "required", "one"])
+        serde_json::json!(["start", "calls", "call", "auto", "required", "one", "auto-one"])
     );
     // One entry only: no selector state.
     let one = Options {
@@ -469,14 +472,16 @@ fn check_format(format: &str, markers: &[&str], cases: &[(&str, &str, bool)]) {
 }
 
 /// The entries of a format without reasoning, and of one with it.
-const PLAIN_ENTRIES: [&str; 3] = ["auto", "required", "one"];
-const THINK_ENTRIES: [&str; 6] = [
+const PLAIN_ENTRIES: [&str; 4] = ["auto", "required", "one", "auto-one"];
+const THINK_ENTRIES: [&str; 8] = [
     "auto",
     "required",
     "one",
+    "auto-one",
     "think-auto",
     "think-required",
     "think-one",
+    "think-auto-one",
 ];
 
 #[test]
@@ -498,7 +503,7 @@ fn every_shipped_format_has_the_tool_choice_entries() {
             for e in PLAIN_ENTRIES {
                 assert!(entries.iter().any(|x| x == e), "{name}: no {e}");
             }
-        } else if entries.len() == 6 {
+        } else if entries.len() == THINK_ENTRIES.len() {
             assert_eq!(entries, THINK_ENTRIES, "{name}");
         } else {
             assert_eq!(entries, PLAIN_ENTRIES, "{name}");
@@ -531,6 +536,23 @@ fn qwen3_blocks_and_reasoning() {
             ),
             ("think-auto", "Easy.\n</think>\n\nIt is sunny.", true),
             ("think-required", "Easy.\n</think>\n\nIt is sunny.", false),
+            ("auto-one", &format!("Let me look that up.\n{paris}"), true),
+            ("auto-one", "Just an answer.", true),
+            (
+                "auto-one",
+                &format!("Let me look that up.\n{paris}\n{utc}"),
+                false,
+            ),
+            (
+                "think-auto-one",
+                &format!("Easy.\n</think>\n\n{paris}"),
+                true,
+            ),
+            (
+                "think-auto-one",
+                &format!("Easy.\n</think>\n\n{paris}\n{utc}"),
+                false,
+            ),
         ],
     );
 }
@@ -860,6 +882,9 @@ fn old_formats_gain_the_tool_choice_entries() {
             ("start", "Only text.", false),
             ("required", &format!("{hermes}\n{hermes}"), true),
             ("one", hermes, true),
+            ("auto-one", "Only text.", true),
+            ("auto-one", &format!("Text.\n{hermes}"), true),
+            ("auto-one", &format!("Text.\n{hermes}\n{hermes}"), false),
         ],
     );
     let m = "[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]";
@@ -871,6 +896,13 @@ fn old_formats_gain_the_tool_choice_entries() {
             ("auto", &format!("Text.{m}"), true),
             ("required", m, true),
             ("one", m, true),
+            ("auto-one", &format!("Text.{m}"), true),
+            ("auto-one", "Only text.", true),
+            (
+                "auto-one",
+                "[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}, {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}]",
+                false,
+            ),
         ],
     );
     let j = "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}";
@@ -884,6 +916,9 @@ fn old_formats_gain_the_tool_choice_entries() {
             ("required", &format!("[{j}]"), true),
             ("one", j, true),
             ("one", &format!("[{j}]"), false),
+            ("auto-one", j, true),
+            ("auto-one", "Only text.", true),
+            ("auto-one", &format!("[{j}, {j}]"), false),
         ],
     );
     let thought = "Thought: two things.\nAction: get_weather\nAction Input: {\"city\": \"Paris\"}";
@@ -900,6 +935,12 @@ fn old_formats_gain_the_tool_choice_entries() {
                 true,
             ),
             ("one", thought, true),
+            ("auto-one", thought, true),
+            (
+                "auto-one",
+                &format!("{thought}\nAction: get_time\nAction Input: {{\"timezone\": \"UTC\"}}"),
+                false,
+            ),
         ],
     );
 }
@@ -914,6 +955,9 @@ fn toolken_tool_choice_entries() {
         ("required", "<T>add(1,2)=3 and <T>sqrt(16)=4.", true),
         ("one", "147+354=<T>add(147, 354)=501 bananas.", true),
         ("one", "<T>add(1,2)=3 and <T>sqrt(16)=4.", false),
+        ("auto-one", "No tool needed.", true),
+        ("auto-one", "147+354=<T>add(147, 354)=501 bananas.", true),
+        ("auto-one", "<T>add(1,2)=3 and <T>sqrt(16)=4.", false),
     ] {
         assert_eq!(accepts(&a, entry, text), want, "{entry} {text:?}");
     }

@@ -23,7 +23,7 @@ def test_artifact_properties(weather, weather_path, tools):
     assert weather.mask_words == (weather.mask_width + 31) // 32 == 1571
     assert weather.eos_token_ids == [50256]
     assert weather.is_eos(50256) and not weather.is_eos(0) and not weather.is_eos(-1)
-    assert weather.entries == ["start", "parallel", "auto", "required", "one"]
+    assert weather.entries == ["start", "parallel", "auto", "required", "one", "auto-one"]
     assert weather.max_tokens is None
     assert 0 < weather.min_tokens < 40
     meta = weather.metadata

@@ -77,6 +77,7 @@ def test_a_requests_own_tools_as_a_spec():
     named = {"type": "function", "function": {"name": "f"}}
     for choice, parallel, entry, tool in [
         ("auto", True, "auto", None),
+        ("auto", False, "auto-one", None),
         (None, True, "auto", None),
         ("required", True, "required", None),
         ("required", False, "one", None),
@@ -113,3 +114,32 @@ def test_the_engine_budget_is_carried_into_a_spec():
     for other in ['{"type": "object"}', "root ::= x", '{"tooldec": 5}']:
         assert with_budget(other, 10) == other
     assert with_budget("tooldec:w", None) == "tooldec:w"
+
+
+def test_auto_without_parallel_calls_allows_at_most_one_call():
+    """``tool_choice="auto"`` with ``parallel_tool_calls=False`` maps to the
+    format's ``auto-one`` entry: text alone or text and one call are
+    complete outputs there; a second call is refused, where ``auto``
+    takes it."""
+    import json
+    import pathlib
+
+    from helpers import GreedyTokenizer
+
+    from tooldec._specs import tools_spec
+
+    weather = pathlib.Path(__file__).resolve().parents[2] / "grammars" / "examples" / "weather.json"
+    tools = json.loads(weather.read_text())
+    spec = parse_spec(tools_spec(tools, "hermes", "auto", False))
+    art = tooldec.Compiler.gpt2().compile(spec.tools, format=spec.format)
+    tok = GreedyTokenizer(art)
+    call = '<tool_call>\n{"name": "get_time", "arguments": {"timezone": "UTC"}}\n</tool_call>'
+
+    def feed(entry, text):
+        m = art.matcher(entry=entry)
+        return all(m.accept_token(t) for t in tok.encode(text)) and m.is_accepting()
+
+    assert spec.entry == "auto-one"
+    assert feed("auto-one", "It is sunny.") and feed("auto-one", "Let me check.\n" + call)
+    assert not feed("auto-one", "Let me check.\n" + call + "\n" + call)
+    assert feed("auto", "Let me check.\n" + call + "\n" + call)

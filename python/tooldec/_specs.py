@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from dataclasses import dataclass
-from typing import Any, Dict, Mapping, Optional, Union
+from typing import Any, Callable, Dict, Mapping, Optional, Union
 
-from ._tooldec import Artifact
+from ._tooldec import Artifact, Compiler
 
 PREFIX = "tooldec:"
 ENV = "TOOLDEC_ARTIFACTS"
@@ -120,10 +121,11 @@ def tools_spec(
 ) -> Optional[str]:
     """The spec that constrains a chat request's own ``tools`` with the
     model's call ``format``, as OpenAI's ``tool_choice`` and
-    ``parallel_tool_calls`` say: ``"auto"`` text or calls (entry ``auto``),
-    ``"required"`` one or more calls (``required``; ``one`` without parallel
-    calls), a named function that tool alone; ``"none"`` (or no tools)
-    constrains nothing: None. Every shipped format has these entries."""
+    ``parallel_tool_calls`` say: ``"auto"`` text or calls (entry ``auto``;
+    ``auto-one``, at most one call, without parallel calls), ``"required"``
+    one or more calls (``required``; ``one`` without parallel calls), a
+    named function that tool alone; ``"none"`` (or no tools) constrains
+    nothing: None. Every shipped format has these entries."""
     if not tools or tool_choice == "none":
         return None
     if isinstance(tools, (list, tuple)):
@@ -133,7 +135,7 @@ def tools_spec(
     if tool is not None or tool_choice == "required":
         entry = "one" if single else "required"
     elif tool_choice in (None, "auto"):
-        entry = "auto"
+        entry = "auto-one" if single else "auto"
     else:
         raise ValueError(f"tooldec: tool_choice {tool_choice!r} is not auto, required, none or a function")
     out: Dict[str, Any] = {"tooldec": {"tools": tools, "format": format}, "entry": entry}
@@ -236,3 +238,43 @@ def check_width(artifact: Artifact, vocab_size: Optional[int], who: str) -> None
         artifact.check_mask_width(vocab_size)
     except ValueError as e:
         raise ValueError(f"tooldec: {who}: {str(e).removeprefix('tooldec: ')}") from None
+
+
+class ToolsCompiler:
+    """Compiles requests' own tools for an engine's tokenizer: one
+    ``tooldec.Compiler``, built on first use and shared by the backend's
+    threads (its cache returns the artifact of a tool list seen before at
+    once), within the compiler's default time and memory limits, repairing
+    what has one clear reading (``repair=True``: a sloppy tool list should
+    not fail a request)."""
+
+    def __init__(self, tokenizer: Any, vocab_size: Optional[int]):
+        self.tokenizer = tokenizer
+        self.vocab_size = vocab_size
+        self._compiler: Optional[Compiler] = None
+        self._lock = threading.Lock()
+
+    def compile(self, spec: Spec) -> Artifact:
+        with self._lock:
+            if self._compiler is None:
+                if self.tokenizer is None:
+                    raise ValueError("tooldec: a request's own tools need the engine's tokenizer")
+                self._compiler = Compiler(self.tokenizer)
+        return self._compiler.compile(
+            spec.tools, format=spec.format, vocab_size=self.vocab_size, repair=True
+        )
+
+
+def wrap_once(owner: Any, name: str, wrap: Callable[[Any], Any], marker: str = "_tooldec") -> bool:
+    """Replaces ``owner.name`` (an engine's method) by ``wrap(original)``,
+    marked with ``marker`` so that a second call (the engines load plugins
+    in every process, sometimes twice) leaves it alone. False when the
+    engine has no such attribute."""
+    original = getattr(owner, name, None)
+    if original is None:
+        return False
+    if not getattr(original, marker, False):
+        wrapped = wrap(original)
+        setattr(wrapped, marker, True)
+        setattr(owner, name, wrapped)
+    return True

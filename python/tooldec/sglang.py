@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from sglang.srt.constrained.base_grammar_backend import (
@@ -50,13 +49,14 @@ from ._specs import (
     ArtifactsLike,
     check_width,
     load_artifacts,
-    Spec,
     parse_spec,
     resolve,
     tools_spec,
+    ToolsCompiler,
     with_budget,
+    wrap_once,
 )
-from ._tooldec import Artifact, Compiler, Matcher
+from ._tooldec import Artifact, Matcher
 from ._vocab import check_vocabulary, vocab_fingerprint
 
 try:  # SGLang >= 0.5.x: an invalid grammar is an object carrying its message
@@ -240,8 +240,7 @@ class TooldecGrammarBackend(BaseGrammarBackend):
             artifacts, optional=not require_artifacts
         )
         self.tokenizer = tokenizer
-        self._compiler: Optional[Compiler] = None
-        self._compiler_lock = threading.Lock()
+        self._tools = ToolsCompiler(tokenizer, vocab_size)
         self.vocab_size = vocab_size
         self.fallback = fallback
         self.max_rollback = max_rollback
@@ -271,7 +270,7 @@ class TooldecGrammarBackend(BaseGrammarBackend):
                 return dispatch(key_string)
             return self._not_supported(key_type, key_string)
         try:
-            art = self._compiled(spec) if spec.tools is not None else resolve(self.artifacts, spec)
+            art = self._tools.compile(spec) if spec.tools is not None else resolve(self.artifacts, spec)
             return TooldecGrammar(
                 art,
                 spec.entry,
@@ -283,20 +282,6 @@ class TooldecGrammarBackend(BaseGrammarBackend):
         except ValueError as e:
             logger.error("tooldec: invalid grammar %r: %s", key_string, e)
             return _invalid(str(e))
-
-    def _compiled(self, spec: Spec) -> Artifact:
-        """A request's own tools compiled for the engine's tokenizer by one
-        ``tooldec.Compiler`` (SGLang's grammar cache and the compiler's own
-        serve a repeated tool list), within its default limits, repairing
-        what has one clear reading (``repair=True``)."""
-        with self._compiler_lock:
-            if self._compiler is None:
-                if self.tokenizer is None:
-                    raise ValueError("tooldec: a request's own tools need the engine's tokenizer")
-                self._compiler = Compiler(self.tokenizer)
-        return self._compiler.compile(
-            spec.tools, format=spec.format, vocab_size=self.vocab_size, repair=True
-        )
 
     def dispatch_json(self, key_string: str) -> Optional[BaseGrammarObject]:
         return self._dispatch("json", key_string)
@@ -391,19 +376,15 @@ def carry_budget() -> bool:
         from sglang.srt.constrained.grammar_manager import GrammarManager
     except ImportError:
         return False
-    original = getattr(GrammarManager, "process_req_with_grammar", None)
-    if original is None:
-        return False
-    if getattr(original, "_tooldec_budget", False):
-        return True
 
-    def process_req_with_grammar(self: Any, req: Any) -> Any:
-        budget_request(req)
-        return original(self, req)
+    def wrap(original: Any) -> Any:
+        def process_req_with_grammar(self: Any, req: Any) -> Any:
+            budget_request(req)
+            return original(self, req)
 
-    process_req_with_grammar._tooldec_budget = True  # type: ignore[attr-defined]
-    GrammarManager.process_req_with_grammar = process_req_with_grammar
-    return True
+        return process_req_with_grammar
+
+    return wrap_once(GrammarManager, "process_req_with_grammar", wrap, marker="_tooldec_budget")
 
 
 def plugin() -> None:
@@ -433,21 +414,17 @@ def constrain_tools() -> bool:
         from sglang.srt.function_call.function_call_parser import FunctionCallParser
     except ImportError:
         return False
-    original = getattr(FunctionCallParser, "get_structure_constraint", None)
-    if original is None:
-        return False
-    if getattr(original, "_tooldec", False):
-        return True
 
-    def get_structure_constraint(
-        self: Any, tool_choice: Any, parallel_tool_calls: bool = True, *args: Any, **kwargs: Any
-    ) -> Any:
-        fmt = os.environ.get(TOOL_FORMAT_ENV, "").strip()
-        if fmt and getattr(self, "tools", None):
-            spec = tools_spec(self.tools, fmt, tool_choice, parallel_tool_calls)
-            return None if spec is None else ("ebnf", spec)
-        return original(self, tool_choice, parallel_tool_calls, *args, **kwargs)
+    def wrap(original: Any) -> Any:
+        def get_structure_constraint(
+            self: Any, tool_choice: Any, parallel_tool_calls: bool = True, *args: Any, **kwargs: Any
+        ) -> Any:
+            fmt = os.environ.get(TOOL_FORMAT_ENV, "").strip()
+            if fmt and getattr(self, "tools", None):
+                spec = tools_spec(self.tools, fmt, tool_choice, parallel_tool_calls)
+                return None if spec is None else ("ebnf", spec)
+            return original(self, tool_choice, parallel_tool_calls, *args, **kwargs)
 
-    get_structure_constraint._tooldec = True  # type: ignore[attr-defined]
-    FunctionCallParser.get_structure_constraint = get_structure_constraint
-    return True
+        return get_structure_constraint
+
+    return wrap_once(FunctionCallParser, "get_structure_constraint", wrap)

@@ -59,12 +59,13 @@ from ._specs import (
     check_width,
     load_artifacts,
     parse_spec,
-    Spec,
     resolve,
     tools_spec,
+    ToolsCompiler,
     with_budget,
+    wrap_once,
 )
-from ._tooldec import Artifact, Compiler, Matcher
+from ._tooldec import Artifact, Matcher
 from ._vocab import check_vocabulary, vocab_fingerprint
 
 logger = logging.getLogger(__name__)
@@ -171,8 +172,7 @@ class TooldecBackend(StructuredOutputBackend):
         self.artifacts: Dict[str, Artifact] = load_artifacts(
             _CONFIG["artifacts"], optional=not self.require_artifacts
         )
-        self._compiler: Optional[Compiler] = None
-        self._compiler_lock = threading.Lock()
+        self._tools = ToolsCompiler(self.tokenizer, self.vocab_size)
         fingerprint = None
         if self.tokenizer is not None:
             fingerprint = vocab_fingerprint(self.tokenizer)
@@ -212,7 +212,7 @@ class TooldecBackend(StructuredOutputBackend):
                 "artifact ('tooldec:NAME' or {\"tooldec\": \"NAME\"}) and no fallback backend "
                 "is configured"
             )
-        art = self._compiled(spec) if spec.tools is not None else resolve(self.artifacts, spec)
+        art = self._tools.compile(spec) if spec.tools is not None else resolve(self.artifacts, spec)
         matcher = art.matcher(
             entry=spec.entry,
             max_tokens=spec.max_tokens,
@@ -220,21 +220,6 @@ class TooldecBackend(StructuredOutputBackend):
             tool=spec.tool,
         )
         return TooldecGrammar(matcher, self.vocab_size, art, stop_token_ids)
-
-    def _compiled(self, spec: Spec) -> Artifact:
-        """A request's own tools compiled for the engine's tokenizer, by one
-        ``tooldec.Compiler`` per backend (its cache returns the artifact of
-        a tool list seen before at once), within the compiler's default
-        time and memory limits, repairing what has one clear reading
-        (``repair=True``: a sloppy list should not fail a request)."""
-        with self._compiler_lock:
-            if self._compiler is None:
-                if self.tokenizer is None:
-                    raise ValueError("tooldec: a request's own tools need the engine's tokenizer")
-                self._compiler = Compiler(self.tokenizer)
-        return self._compiler.compile(
-            spec.tools, format=spec.format, vocab_size=self.vocab_size, repair=True
-        )
 
     def allocate_token_bitmask(self, max_num_seqs: int) -> Any:
         """An all-ones CPU ``int32`` bitmask ``(max_num_seqs, ceil(vocab_size
@@ -301,33 +286,31 @@ def _spec_string(params: Any) -> Optional[Any]:
 def _accept_specs() -> None:
     from vllm.sampling_params import SamplingParams
 
-    original = SamplingParams._validate_structured_outputs
-    if getattr(original, "_tooldec", False):
-        return
+    def wrap(original: Any) -> Any:
+        def _validate_structured_outputs(self: Any, model_config: Any, config: Any, tokenizer: Any) -> None:
+            params = self.structured_outputs
+            if config is None or params is None:
+                return original(self, model_config, config, tokenizer)
+            try:
+                spec = _spec_string(params)
+            except ValueError as e:
+                from vllm.exceptions import VLLMValidationError
 
-    def _validate_structured_outputs(self: Any, model_config: Any, config: Any, tokenizer: Any) -> None:
-        params = self.structured_outputs
-        if config is None or params is None:
-            return original(self, model_config, config, tokenizer)
-        try:
-            spec = _spec_string(params)
-        except ValueError as e:
-            from vllm.exceptions import VLLMValidationError
+                raise VLLMValidationError(str(e)) from None
+            if spec is None:
+                return original(self, model_config, config, tokenizer)
+            # The engine builds vLLM's own backend for the other requests:
+            # the configured one, or xgrammar under "auto".
+            if config.backend == "auto":
+                params._backend = "xgrammar"
+                params._backend_was_auto = True
+            else:
+                params._backend = config.backend
+            return None
 
-            raise VLLMValidationError(str(e)) from None
-        if spec is None:
-            return original(self, model_config, config, tokenizer)
-        # The engine builds vLLM's own backend for the other requests:
-        # the configured one, or xgrammar under "auto".
-        if config.backend == "auto":
-            params._backend = "xgrammar"
-            params._backend_was_auto = True
-        else:
-            params._backend = config.backend
-        return None
+        return _validate_structured_outputs
 
-    _validate_structured_outputs._tooldec = True  # type: ignore[attr-defined]
-    SamplingParams._validate_structured_outputs = _validate_structured_outputs
+    wrap_once(SamplingParams, "_validate_structured_outputs", wrap)
 
 
 _BACKEND_LOCK = threading.Lock()
@@ -336,37 +319,35 @@ _BACKEND_LOCK = threading.Lock()
 def _route_specs() -> None:
     from vllm.v1.structured_output import StructuredOutputManager
 
-    original = StructuredOutputManager._create_grammar
-    if getattr(original, "_tooldec", False):
-        return
+    def wrap(original: Any) -> Any:
+        def _create_grammar(self: Any, request: Any) -> StructuredOutputGrammar:
+            request_type, grammar_spec = request.structured_output_request.structured_output_key
+            try:
+                spec = parse_spec(grammar_spec)
+            except ValueError:
+                spec = None
+            if spec is None:
+                return original(self, request)
+            with _BACKEND_LOCK:  # grammars compile on vLLM's thread pool
+                backend = getattr(self, "_tooldec_backend", None)
+                if backend is None:
+                    backend = TooldecBackend(
+                        self.vllm_config,
+                        tokenizer=self.tokenizer,
+                        vocab_size=self.vllm_config.model_config.get_vocab_size(),
+                        require_artifacts=False,
+                    )
+                    self._tooldec_backend = backend
+            sampling = request.sampling_params
+            return backend.compile_grammar(
+                request_type,
+                with_budget(grammar_spec, getattr(request, "max_tokens", None)),
+                stop_token_ids=sampling.all_stop_token_ids if sampling is not None else None,
+            )
 
-    def _create_grammar(self: Any, request: Any) -> StructuredOutputGrammar:
-        request_type, grammar_spec = request.structured_output_request.structured_output_key
-        try:
-            spec = parse_spec(grammar_spec)
-        except ValueError:
-            spec = None
-        if spec is None:
-            return original(self, request)
-        with _BACKEND_LOCK:  # grammars compile on vLLM's thread pool
-            backend = getattr(self, "_tooldec_backend", None)
-            if backend is None:
-                backend = TooldecBackend(
-                    self.vllm_config,
-                    tokenizer=self.tokenizer,
-                    vocab_size=self.vllm_config.model_config.get_vocab_size(),
-                    require_artifacts=False,
-                )
-                self._tooldec_backend = backend
-        sampling = request.sampling_params
-        return backend.compile_grammar(
-            request_type,
-            with_budget(grammar_spec, getattr(request, "max_tokens", None)),
-            stop_token_ids=sampling.all_stop_token_ids if sampling is not None else None,
-        )
+        return _create_grammar
 
-    _create_grammar._tooldec = True  # type: ignore[attr-defined]
-    StructuredOutputManager._create_grammar = _create_grammar
+    wrap_once(StructuredOutputManager, "_create_grammar", wrap)
 
 
 #: The call format of the served model, for requests' own tools.
@@ -405,12 +386,10 @@ def _constrain_tools() -> None:
         from vllm.parser.abstract_parser import DelegatingParser
     except ImportError:
         return
-    original = DelegatingParser.adjust_request
-    if getattr(original, "_tooldec", False):
-        return
+    def wrap(original: Any) -> Any:
+        def adjust_request(self: Any, request: Any) -> Any:
+            return constrain_request(original(self, request))
 
-    def adjust_request(self: Any, request: Any) -> Any:
-        return constrain_request(original(self, request))
+        return adjust_request
 
-    adjust_request._tooldec = True  # type: ignore[attr-defined]
-    DelegatingParser.adjust_request = adjust_request
+    wrap_once(DelegatingParser, "adjust_request", wrap)

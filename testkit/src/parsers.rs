@@ -378,6 +378,12 @@ pub mod json {
         Ok(parse_start(text).unwrap_or_default())
     }
 
+    /// Entry `auto-one`: one call object as in [`parse_call`], else plain
+    /// text, read as [`parse_auto`] reads it.
+    pub fn parse_auto_one(text: &str) -> Result<Calls, String> {
+        Ok(parse_call(text).unwrap_or_default())
+    }
+
     /// Entry `start`: one call object, or `[` one or more separated by
     /// `", "` `]`.
     pub fn parse_start(text: &str) -> Result<Calls, String> {
@@ -456,6 +462,18 @@ pub mod toolken {
         Ok(calls)
     }
 
+    /// Entry `auto-one`: as [`parse_start`] with at most one call.
+    pub fn parse_auto_one(text: &str) -> Result<Calls, String> {
+        let calls = parse_start(text)?;
+        if calls.len() > 1 {
+            return Err(format!(
+                "{} calls where at most one is allowed",
+                calls.len()
+            ));
+        }
+        Ok(calls)
+    }
+
     /// Entry `call`: exactly `<T>name(values)=`.
     pub fn parse_call(text: &str) -> Result<Calls, String> {
         let mut c = Cursor::new(text);
@@ -475,6 +493,7 @@ pub fn parser_for(format: &str, entry: &str) -> Option<Parser> {
         ("react", "start") => react::parse_start,
         ("react", "parallel") => react::parse_parallel,
         ("react", "auto") => react::parse_auto,
+        ("react", "auto-one") => react::parse_auto,
         ("react", "required") => react::parse_parallel,
         ("react", "one") => react::parse_start,
         ("hermes", "start") => hermes::parse_start,
@@ -485,11 +504,13 @@ pub fn parser_for(format: &str, entry: &str) -> Option<Parser> {
         ("json", "start") => json::parse_start,
         ("json", "call") => json::parse_call,
         ("json", "auto") => json::parse_auto,
+        ("json", "auto-one") => json::parse_auto_one,
         ("json", "required") => json::parse_start,
         ("json", "one") => json::parse_call,
         ("toolken", "start") => toolken::parse_start,
         ("toolken", "call") => toolken::parse_call,
         ("toolken", "auto") => toolken::parse_start,
+        ("toolken", "auto-one") => toolken::parse_auto_one,
         ("toolken", "required") => toolken::parse_required,
         ("toolken", "one") => toolken::parse_one,
         _ => return None,

@@ -1360,6 +1360,9 @@ pub fn gemma4(text: &str, _tools: &[Value]) -> Result<Parsed, String> {
 pub enum Mode {
     /// Optional text, then zero or more calls.
     Auto,
+    /// Optional text, then at most one call (`auto-one`: tool choice auto
+    /// with parallel calls off).
+    AutoOne,
     /// No text (whitespace aside), one or more calls.
     Required,
     /// No text (whitespace aside), exactly one call.
@@ -1391,6 +1394,14 @@ impl EntryParser {
         let p = (self.format)(t, tools)?;
         match self.mode {
             Mode::Auto => {}
+            Mode::AutoOne => {
+                if p.calls.len() > 1 {
+                    return Err(format!(
+                        "{} calls where at most one is allowed",
+                        p.calls.len()
+                    ));
+                }
+            }
             Mode::Required | Mode::One => {
                 if !p.content.trim().is_empty() {
                     return Err(format!(
@@ -1458,7 +1469,7 @@ fn granite_auto(text: &str, tools: &[Value]) -> Result<Parsed, String> {
 /// `think-` variant.
 pub fn entry_parser(format: &str, entry: &str) -> Option<EntryParser> {
     let &(_, mut f, marker) = FORMATS.iter().find(|(n, _, _)| *n == format)?;
-    if entry == "auto" {
+    if entry.trim_start_matches("think-").starts_with("auto") {
         f = match format {
             "llama3" => llama3_json_auto,
             "llama-pythonic" => pythonic_auto,
@@ -1472,6 +1483,7 @@ pub fn entry_parser(format: &str, entry: &str) -> Option<EntryParser> {
     };
     let mode = match mode {
         "auto" => Mode::Auto,
+        "auto-one" => Mode::AutoOne,
         "required" => Mode::Required,
         "one" => Mode::One,
         _ => return None,
