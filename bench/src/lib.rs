@@ -291,10 +291,13 @@ pub mod ours {
 
     impl<'g, 'a> Ours<'g, 'a> {
         pub fn new(grammar: &'g Grammar<'a>) -> Self {
-            Ours {
-                grammar,
-                matcher: grammar.matcher(),
-            }
+            Self::with_matcher(grammar, grammar.matcher())
+        }
+
+        /// The runtime with a matcher of the caller's making (a budget, an
+        /// entry); `reset` returns to its start.
+        pub fn with_matcher(grammar: &'g Grammar<'a>, matcher: Matcher<'g>) -> Self {
+            Ours { grammar, matcher }
         }
     }
 

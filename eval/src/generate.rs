@@ -2,6 +2,7 @@
 
 use std::time::{Duration, Instant};
 
+use tooldec_bench::Engine;
 use tooldec_runtime::Grammar;
 
 use crate::model::{argmax, Cache, Model, Result};
@@ -138,8 +139,8 @@ pub fn minimum(grammar: &Grammar<'_>) -> u32 {
 /// in one forward pass.
 pub fn constrained(
     model: &Model,
-    mut cache: Cache,
-    mut logits: Vec<f32>,
+    cache: Cache,
+    logits: Vec<f32>,
     grammar: &Grammar<'_>,
     max_new: usize,
     fast_forward: bool,
@@ -150,19 +151,70 @@ pub fn constrained(
             minimum(grammar)
         ));
     }
-    let start = Instant::now();
-    let mut g = Generation::new();
     // The runtime's token budget: the call is complete within `max_new - 1`
     // tokens, so the end-of-sequence token (allowed in accepting states
     // with no tokens left) always fits too.
-    let mut matcher = grammar
+    let matcher = grammar
         .matcher_with_budget(u32::try_from(max_new - 1).unwrap_or(u32::MAX))
         .map_err(|e| e.to_string())?;
-    let mut mask = vec![0u32; grammar.mask_words()];
+    let mut engine = tooldec_bench::ours::Ours::with_matcher(grammar, matcher);
+    let is_eos = |t: u32| grammar.is_eos(t);
+    decode_masked(
+        model,
+        cache,
+        logits,
+        &mut engine,
+        &is_eos,
+        grammar.mask_words(),
+        max_new,
+        fast_forward,
+    )
+}
+
+/// Greedy decoding under another engine's masks (llguidance,
+/// outlines-core: [`tooldec_bench::peers`]), as a server embedding it
+/// decodes: before each choice the engine fills the mask, the best allowed
+/// token is taken, and the engine accepts it; `eos` ends the reply. The
+/// engine knows nothing of `max_new`: a reply still open then is cut, as
+/// the engines' users see it. Forced tokens are fast-forwarded as in
+/// [`constrained`] (the same tokens greedy decoding would pick).
+pub fn with_engine(
+    model: &Model,
+    cache: Cache,
+    logits: Vec<f32>,
+    engine: &mut dyn Engine,
+    eos: u32,
+    mask_words: usize,
+    max_new: usize,
+) -> Result<Generation> {
+    let is_eos = |t: u32| t == eos;
+    decode_masked(
+        model, cache, logits, engine, &is_eos, mask_words, max_new, true,
+    )
+}
+
+/// The masked greedy loop both share: the engine's mask, the best allowed
+/// token, the engine accepts it; an end-of-sequence token ends the reply;
+/// with `fast_forward`, tokens the mask leaves as the only choice are
+/// appended without consulting the model and fed in one forward pass.
+#[allow(clippy::too_many_arguments)]
+fn decode_masked(
+    model: &Model,
+    mut cache: Cache,
+    mut logits: Vec<f32>,
+    engine: &mut dyn Engine,
+    is_eos: &dyn Fn(u32) -> bool,
+    mask_words: usize,
+    max_new: usize,
+    fast_forward: bool,
+) -> Result<Generation> {
+    let start = Instant::now();
+    let mut g = Generation::new();
+    let mut mask = vec![0u32; mask_words];
     let mut feed = Vec::new();
-    'decode: loop {
+    'decode: while g.tokens.len() < max_new {
         let t = Instant::now();
-        matcher.fill_mask(&mut mask);
+        engine.fill_mask(&mut mask);
         let best = masked_argmax(&logits, &mask);
         g.mask += t.elapsed();
         g.masks += 1;
@@ -170,12 +222,13 @@ pub fn constrained(
             g.stop = Stop::NoToken;
             break;
         };
-        if !matcher.accept_token(tok) {
+        if !engine.accept(tok) {
             return Err(format!(
-                "the runtime refused token {tok} that its own mask allowed"
+                "{} refused token {tok} that its own mask allowed",
+                engine.name()
             ));
         }
-        if grammar.is_eos(tok) {
+        if is_eos(tok) {
             g.stop = Stop::Eos;
             break;
         }
@@ -184,19 +237,20 @@ pub fn constrained(
         feed.push(tok);
         while fast_forward && g.tokens.len() < max_new {
             let t = Instant::now();
-            matcher.fill_mask(&mut mask);
+            engine.fill_mask(&mut mask);
             let (only, allowed) = forced_token(&mask, model.vocab);
             g.mask += t.elapsed();
             g.masks += 1;
             let Some(next) = only.filter(|_| allowed == 1) else {
                 break;
             };
-            if !matcher.accept_token(next) {
+            if !engine.accept(next) {
                 return Err(format!(
-                    "the runtime refused token {next} that its own mask allowed"
+                    "{} refused token {next} that its own mask allowed",
+                    engine.name()
                 ));
             }
-            if grammar.is_eos(next) {
+            if is_eos(next) {
                 g.stop = Stop::Eos;
                 break 'decode;
             }
@@ -204,7 +258,7 @@ pub fn constrained(
             feed.push(next);
             g.forced += 1;
         }
-        if cache.len + feed.len() >= model.context {
+        if g.tokens.len() == max_new || cache.len + feed.len() >= model.context {
             break;
         }
         logits = timed_forward(model, &feed, &mut cache, &mut g)?;

@@ -15,5 +15,7 @@ pub mod report;
 
 pub mod run;
 pub mod score;
+pub mod sweep;
+pub mod sweep_report;
 pub mod tasks;
 pub mod weights;

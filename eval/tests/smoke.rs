@@ -260,3 +260,71 @@ fn gguf_tokenizer_matches_tokenizer_json() {
     assert_eq!(va.fingerprint(), vb.fingerprint());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The sweep on one task per category in every mode: tooldec's reply is a
+/// complete valid call at every budget; llguidance and outlines-core, on
+/// the same grammar, decode the same tokens; wherever a peer's reply fits
+/// a budget, tooldec's reply there is the same (its budget never removes
+/// the greedy choice of a reply that fits); the report and plot render;
+/// a second run resumes.
+#[test]
+fn sweep_every_mode() {
+    use tooldec_eval::sweep::{self, Budget, SweepPlan};
+    let Some(d) = data() else { return };
+    let setup = setup(&d, 256);
+    let dir = std::env::temp_dir().join(format!("tooldec-eval-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let results = dir.join("sweep.jsonl");
+    let categories = vec!["simple_python".to_string(), "parallel".to_string()];
+    let modes: Vec<String> = sweep::MODES.map(String::from).to_vec();
+    let budgets = [Budget::AboveMin(0), Budget::AboveMin(8), Budget::Tokens(96)];
+    let plan = SweepPlan {
+        categories: &categories,
+        per_category: 1,
+        docs: &[Docs::Names],
+        modes: &modes,
+        budgets: &budgets,
+    };
+    sweep::run_sweep(&setup, &d, &plan, &results).unwrap();
+    let records = run::read_results(&results).unwrap();
+    let runs: Vec<_> = records.iter().filter(|r| r["modes"].is_object()).collect();
+    assert_eq!(runs.len(), 2, "{records:?}");
+    for r in &runs {
+        let m = &r["modes"];
+        for mode in sweep::MODES {
+            assert_eq!(m[mode]["cells"].as_array().unwrap().len(), 3, "{mode}: {r}");
+        }
+        for c in m["tooldec"]["cells"].as_array().unwrap() {
+            assert!(c["valid"] == true && c["cut"] == false, "tooldec cell {c}");
+        }
+        // llguidance's masks equal tooldec's along its reply (the same
+        // language); outlines-core's are recorded, not required (see
+        // DESIGN.md §8).
+        assert!(
+            m["llguidance"]["runs"][0]["disagreement"].is_null(),
+            "llguidance's masks differ from tooldec's: {r}"
+        );
+        assert!(
+            m["outlines"]["runs"][0].get("disagreement").is_some(),
+            "{}",
+            m["outlines"]
+        );
+        let peer = m["llguidance"]["cells"].as_array().unwrap();
+        let ours = m["tooldec"]["cells"].as_array().unwrap();
+        for (p, o) in peer.iter().zip(ours) {
+            if p["cut"] == false {
+                assert_eq!(p["text"], o["text"], "budget {}: {r}", p["budget"]);
+            }
+        }
+    }
+    sweep::run_sweep(&setup, &d, &plan, &results).unwrap();
+    assert_eq!(run::read_results(&results).unwrap().len(), records.len());
+    let md = tooldec_eval::sweep_report::render(&records, "test", "sweep.svg");
+    assert!(
+        md.contains("| tooldec | min |") && md.contains("masks differ along"),
+        "{md}"
+    );
+    let svg = tooldec_eval::sweep_report::svg(&records);
+    assert!(svg.starts_with("<svg") && svg.contains("polyline"), "{svg}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
