@@ -962,7 +962,7 @@ fn header(md: &mut String) {
 }
 
 /// The commit the working tree is at, and whether it has changes.
-pub(crate) fn commit() -> String {
+pub fn commit() -> String {
     let git = |args: &[&str]| {
         Command::new("git")
             .args(args)

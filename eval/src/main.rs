@@ -196,12 +196,14 @@ fn real_main() -> Result<(), String> {
                 .map(|b| tooldec_eval::sweep::Budget::parse(b))
                 .collect::<Result<Vec<_>, _>>()?;
             let setup = setup(256)?;
+            let commit = tooldec_bench::report::commit();
             let plan = tooldec_eval::sweep::SweepPlan {
                 categories: &categories,
                 per_category,
                 docs: &docs,
                 modes: &modes,
                 budgets: &budgets,
+                commit: &commit,
             };
             tooldec_eval::sweep::run_sweep(&setup, &data, &plan, &results)?;
             write_sweep_report(&results, &report, quick)

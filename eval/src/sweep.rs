@@ -93,6 +93,9 @@ pub struct SweepPlan<'a> {
     pub docs: &'a [Docs],
     pub modes: &'a [String],
     pub budgets: &'a [Budget],
+    /// The code the records come from (`tooldec_bench::report::commit`),
+    /// written into each record: the report names it.
+    pub commit: &'a str,
 }
 
 /// A reply scored at one budget.
@@ -296,6 +299,7 @@ pub fn sweep_one(
         "category": task.category,
         "format": format.name(),
         "docs": docs.name(),
+        "commit": plan.commit,
         "min_tokens": min,
         "states": grammar.state_count(),
         "modes": modes,

@@ -284,6 +284,7 @@ fn sweep_every_mode() {
         docs: &[Docs::Names],
         modes: &modes,
         budgets: &budgets,
+        commit: "`test`",
     };
     sweep::run_sweep(&setup, &d, &plan, &results).unwrap();
     let records = run::read_results(&results).unwrap();
@@ -321,7 +322,9 @@ fn sweep_every_mode() {
     assert_eq!(run::read_results(&results).unwrap().len(), records.len());
     let md = tooldec_eval::sweep_report::render(&records, "test", "sweep.svg");
     assert!(
-        md.contains("| tooldec | min |") && md.contains("masks differ along"),
+        md.contains("| tooldec | min |")
+            && md.contains("masks differ along")
+            && md.contains("at commit `test`"),
         "{md}"
     );
     let svg = tooldec_eval::sweep_report::svg(&records);
