@@ -186,24 +186,46 @@ fn first_disagreement(
     Value::Null
 }
 
+/// A task compiled once for all its documentation levels: the artifact
+/// (`Err`: the compiler refuses the tools) and, for the peers, the same
+/// grammar as a regular expression.
+pub struct Compiled {
+    artifact: Artifact,
+    compile_ms: f64,
+    regex: String,
+}
+
+impl Compiled {
+    pub fn new(setup: &Setup, task: &Task) -> Result<Compiled, String> {
+        let set = run::tool_set(&task.tools)?;
+        let opts = run::options(CallFormat::Hermes, run::parallel(&task.category))?;
+        let t = Instant::now();
+        let c = tooldec_compiler::compile(&set, &setup.vocab, &opts, &mut |_| {})
+            .map_err(|e| e.to_string())?;
+        let compile_ms = ms(t.elapsed());
+        let regex =
+            tooldec_compiler::regex(&set, &opts, &setup.vocab).map_err(|e| e.to_string())?;
+        let artifact = Artifact::from_bytes(&c.artifact).map_err(|e| e.to_string())?;
+        Ok(Compiled {
+            artifact,
+            compile_ms,
+            regex,
+        })
+    }
+}
+
 /// One task at one documentation level: every mode at every budget.
 pub fn sweep_one(
     setup: &Setup,
     peers: &Peers,
     task: &Task,
+    compiled: &Compiled,
     docs: Docs,
     plan: &SweepPlan<'_>,
 ) -> Result<Value, String> {
     let format = CallFormat::Hermes;
-    let parallel = run::parallel(&task.category);
     let validators = ToolValidators::try_new(&task.tools)?;
-    let set = run::tool_set(&task.tools)?;
-    let opts = run::options(format, parallel)?;
-    let t = Instant::now();
-    let (bytes, _) = run::compile_tools(&task.tools, format, parallel, &setup.vocab)?;
-    let compile = t.elapsed();
-    let artifact = Artifact::from_bytes(&bytes).map_err(|e| e.to_string())?;
-    let grammar = artifact.grammar();
+    let grammar = compiled.artifact.grammar();
     let min = generate::minimum(&grammar);
     let mut budgets: Vec<(Budget, u32)> =
         plan.budgets.iter().map(|&b| (b, b.tokens(min))).collect();
@@ -229,7 +251,7 @@ pub fn sweep_one(
         let mut build_ms = 0.0;
         match mode.as_str() {
             "tooldec" => {
-                build_ms = ms(compile);
+                build_ms = compiled.compile_ms;
                 for &(b, n) in &budgets {
                     let g = generate::constrained(
                         &setup.model,
@@ -255,13 +277,14 @@ pub fn sweep_one(
                 runs.push(timing(&g));
             }
             "llguidance" | "outlines" => {
-                let regex = tooldec_compiler::regex(&set, &opts, &setup.vocab)
-                    .map_err(|e| e.to_string())?;
                 let t = Instant::now();
                 let mut engine: Box<dyn Engine> = if mode == "llguidance" {
-                    Box::new(llg::Llg::build(&peers.factory, &regex)?)
+                    Box::new(llg::Llg::build(&peers.factory, &compiled.regex)?)
                 } else {
-                    Box::new(outlines::Outlines::build(&regex, &peers.vocabulary)?)
+                    Box::new(outlines::Outlines::build(
+                        &compiled.regex,
+                        &peers.vocabulary,
+                    )?)
                 };
                 build_ms = ms(t.elapsed());
                 let g = generate::with_engine(
@@ -278,11 +301,7 @@ pub fn sweep_one(
                 t["disagreement"] = first_disagreement(setup, &grammar, engine.as_mut(), &g, eos);
                 runs.push(t);
             }
-            other => {
-                return Err(format!(
-                    "unknown mode {other:?} (expected one of {MODES:?})"
-                ))
-            }
+            other => unreachable!("mode {other:?}: checked by run_sweep"),
         }
         modes.insert(
             mode.clone(),
@@ -316,6 +335,9 @@ pub fn run_sweep(
     plan: &SweepPlan<'_>,
     results: &Path,
 ) -> Result<(), String> {
+    if let Some(m) = plan.modes.iter().find(|m| !MODES.contains(&m.as_str())) {
+        return Err(format!("unknown mode {m:?} (expected one of {MODES:?})"));
+    }
     let mut out = run::Results::open(results)?;
     let peers = Peers::new(setup);
     run::each_task(
@@ -324,13 +346,12 @@ pub fn run_sweep(
         plan.per_category,
         &mut out,
         |task, out| {
-            let parallel = run::parallel(&task.category);
-            run::compile_tools(&task.tools, CallFormat::Hermes, parallel, &setup.vocab)?;
+            let compiled = Compiled::new(setup, task)?;
             for &d in plan.docs {
                 if out.done.contains(&run::key(&task.id, "hermes", d.name())) {
                     continue;
                 }
-                let r = sweep_one(setup, &peers, task, d, plan).map_err(Fatal)?;
+                let r = sweep_one(setup, &peers, task, &compiled, d, plan).map_err(Fatal)?;
                 eprintln!("{} {}: {}", task.id, d.name(), summary(&r));
                 out.write(&r).map_err(Fatal)?;
             }

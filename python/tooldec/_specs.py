@@ -265,16 +265,16 @@ class ToolsCompiler:
         )
 
 
-def wrap_once(owner: Any, name: str, wrap: Callable[[Any], Any], marker: str = "_tooldec") -> bool:
+def wrap_once(owner: Any, name: str, wrap: Callable[[Any], Any]) -> bool:
     """Replaces ``owner.name`` (an engine's method) by ``wrap(original)``,
-    marked with ``marker`` so that a second call (the engines load plugins
-    in every process, sometimes twice) leaves it alone. False when the
-    engine has no such attribute."""
+    marked ``_tooldec`` so that a second call (the engines load plugins in
+    every process, sometimes twice) leaves it alone. False when the engine
+    has no such attribute."""
     original = getattr(owner, name, None)
     if original is None:
         return False
-    if not getattr(original, marker, False):
+    if not getattr(original, "_tooldec", False):
         wrapped = wrap(original)
-        setattr(wrapped, marker, True)
+        wrapped._tooldec = True  # type: ignore[attr-defined]
         setattr(owner, name, wrapped)
     return True

@@ -384,7 +384,7 @@ def carry_budget() -> bool:
 
         return process_req_with_grammar
 
-    return wrap_once(GrammarManager, "process_req_with_grammar", wrap, marker="_tooldec_budget")
+    return wrap_once(GrammarManager, "process_req_with_grammar", wrap)
 
 
 def plugin() -> None:
