@@ -1581,6 +1581,9 @@ impl<'s> Gen<'s> {
         let any_depth = *self.pick(&[3, 0, 1, 2]);
         JsonOptions {
             max_ws: self.n(5) as u32,
+            // `dumps` has its own tests (lower/json/tests.rs); a draw here
+            // would change every generated case after it.
+            whitespace: d.whitespace,
             max_depth,
             open_objects: self.n(4) == 1,
             any_order: *self.pick(&[0, 0, 1, 2, 3, 8, 9][..if self.wild { 7 } else { 5 }]),

@@ -961,8 +961,14 @@ fn header(md: &mut String) {
     );
 }
 
-/// The commit the working tree is at, and whether it has changes.
+/// The commit the working tree is at, and whether its code has changes
+/// (documents, plots and recorded results aside).
 pub fn commit() -> String {
+    const GENERATED: [&str; 3] = [
+        ":(exclude)*.md",
+        ":(exclude)*.svg",
+        ":(exclude)eval/*.jsonl",
+    ];
     let git = |args: &[&str]| {
         Command::new("git")
             .args(args)
@@ -971,10 +977,12 @@ pub fn commit() -> String {
             .filter(|o| o.status.success())
             .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
     };
-    match (
-        git(&["rev-parse", "--short", "HEAD"]),
-        git(&["status", "--porcelain", "--untracked-files=no"]),
-    ) {
+    // A run that resumes rewrites its own results and reports, and
+    // documents change around it: none of that makes the code it
+    // measures another.
+    let mut status = vec!["status", "--porcelain", "--untracked-files=no", "--", "."];
+    status.extend(GENERATED.iter().map(|g| &**g));
+    match (git(&["rev-parse", "--short", "HEAD"]), git(&status)) {
         (Some(c), Some(changes)) if changes.is_empty() => format!("`{c}`"),
         (Some(c), Some(_)) => format!("`{c}` with uncommitted changes"),
         _ => "unknown (not a git checkout)".to_string(),

@@ -14,10 +14,10 @@ use std::time::Instant;
 use clap::Parser;
 use tooldec_compiler::vocab::Vocab;
 use tooldec_compiler::CallFormat;
-use tooldec_compiler::JsonOptions;
 use tooldec_compiler::{
     compile, limits, spec, Error, ErrorKind, Limits, Options, Progress, Report,
 };
+use tooldec_compiler::{JsonOptions, Whitespace};
 
 /// Compile a tool list into a token-mask artifact for constrained decoding.
 /// A bound or none, as `--time-limit` and `--memory-limit` read it.
@@ -30,6 +30,10 @@ fn parse_seconds(text: &str) -> Result<Bound<std::time::Duration>, String> {
 
 fn parse_bytes(text: &str) -> Result<Bound<usize>, String> {
     limits::parse_bytes(text).map(Bound)
+}
+
+fn whitespace(text: &str) -> Result<Whitespace, String> {
+    Whitespace::parse(text).ok_or_else(|| format!("{text:?}: expected free or dumps"))
 }
 
 #[derive(Parser, Debug)]
@@ -78,9 +82,14 @@ struct Args {
     /// The model's logits size (mask width); default: the tokenizer's token count.
     #[arg(long, value_name = "N")]
     vocab_size: Option<u32>,
-    /// Most whitespace bytes between two JSON tokens.
+    /// Most whitespace bytes between two JSON tokens (with `--whitespace free`).
     #[arg(long, default_value_t = JsonOptions::default().max_ws)]
     max_ws: u32,
+    /// Where JSON arguments may hold whitespace: `free` (up to --max-ws
+    /// bytes between any two tokens) or `dumps` (exactly Python's
+    /// json.dumps spacing, `, ` and `: `, as chat templates write it).
+    #[arg(long, value_name = "POLICY", default_value = "free", value_parser = whitespace)]
+    whitespace: Whitespace,
     /// Deepest schema nesting.
     #[arg(long, default_value_t = JsonOptions::default().max_depth)]
     max_depth: usize,
@@ -242,6 +251,7 @@ impl Job {
             },
             json: JsonOptions {
                 max_ws: args.max_ws,
+                whitespace: args.whitespace,
                 max_depth: args.max_depth,
                 open_objects: args.open_objects,
                 any_order: args.any_order,

@@ -11,22 +11,34 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-#[test]
-fn summary_names_the_fingerprint_the_artifact_carries() {
-    let out = std::env::temp_dir().join(format!("tooldec-cli-{}.tdm", std::process::id()));
-    let run = Command::new(env!("CARGO_BIN_EXE_tooldec-compile"))
+/// `tooldec-compile ARGS -o OUT` run from the repository root.
+fn compile(args: &[&str], out: &std::path::Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_tooldec-compile"))
         .current_dir(root())
-        .args(["grammars/examples/weather.json", "-q", "-o"])
-        .arg(&out)
+        .args(args)
+        .arg("-o")
+        .arg(out)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// As [`compile`], which must succeed: the artifact, read back and removed.
+fn compiled(args: &[&str], out: &std::path::Path) -> tooldec_runtime::Artifact {
+    let run = compile(args, out);
     assert!(
         run.status.success(),
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let art = tooldec_runtime::Artifact::open(&out).unwrap();
-    std::fs::remove_file(&out).ok();
+    let art = tooldec_runtime::Artifact::open(out).unwrap();
+    std::fs::remove_file(out).ok();
+    art
+}
+
+#[test]
+fn summary_names_the_fingerprint_the_artifact_carries() {
+    let out = std::env::temp_dir().join(format!("tooldec-cli-{}.tdm", std::process::id()));
+    let art = compiled(&["grammars/examples/weather.json", "-q"], &out);
     let hex: String = art
         .grammar()
         .vocab_fingerprint()
@@ -130,4 +142,51 @@ fn run_in_the_process_is_the_binary() {
         assert_eq!(written.0.is_some(), code == 0 && i == 0, "{args:?}");
         assert!(written.0 == written.1, "{args:?}: the artifacts differ");
     }
+}
+
+/// `--whitespace dumps` is recorded in the artifact and narrows the
+/// language: the arguments as `json.dumps` spaces them pass, a compact or
+/// re-indented spelling does not; an unknown policy is refused by name.
+#[test]
+fn whitespace_dumps_is_recorded_and_spaces_as_json_dumps() {
+    let out = std::env::temp_dir().join(format!("tooldec-cli-{}-ws.tdm", std::process::id()));
+    let args = [
+        "--format",
+        "hermes",
+        "--entry",
+        "call",
+        "--whitespace",
+        "dumps",
+    ];
+    let art = compiled(
+        &[&["grammars/examples/weather.json", "-q"][..], &args].concat(),
+        &out,
+    );
+    let g = art.grammar();
+    assert!(
+        g.metadata().contains(r#""whitespace":"dumps""#),
+        "{}",
+        g.metadata()
+    );
+    let call = |args: &str| {
+        format!("<tool_call>\n{{\"name\": \"get_weather\", \"arguments\": {args}}}\n</tool_call>")
+    };
+    let accepts = |text: &str| {
+        let mut m = g.matcher();
+        m.accept_bytes(text.as_bytes()) && m.is_accepting()
+    };
+    assert!(accepts(&call(r#"{"city": "Paris", "unit": "celsius"}"#)));
+    assert!(!accepts(&call(r#"{"city":"Paris","unit":"celsius"}"#)));
+    assert!(!accepts(&call("{\n  \"city\": \"Paris\"\n}")));
+
+    let run = compile(
+        &["grammars/examples/weather.json", "--whitespace", "tight"],
+        &out,
+    );
+    assert!(!run.status.success());
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("\"tight\": expected free or dumps"),
+        "{stderr}"
+    );
 }

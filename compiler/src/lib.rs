@@ -56,7 +56,7 @@ pub use compiler::{Compiler, Loaded, DEFAULT_CACHE_BYTES};
 pub use error::{Error, ErrorKind};
 pub use limits::{Cancel, Limits};
 pub use lower::call_format::{self, CallFormat};
-pub use lower::json::JsonOptions;
+pub use lower::json::{JsonOptions, Whitespace};
 pub use lower::{lower, lower_schema, regex};
 pub use pending::{Pending, PendingMatcher};
 use spec::ToolSet;

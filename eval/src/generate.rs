@@ -1,5 +1,6 @@
 //! Greedy decoding, with and without the runtime's masks.
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use tooldec_bench::Engine;
@@ -36,8 +37,11 @@ pub struct Generation {
     pub stop: Stop,
     /// Time in the model's forward passes.
     pub forward: Duration,
-    /// Forward passes (fewer than tokens when forced tokens were batched).
+    /// Forward passes, one token each (fewer than the tokens where the
+    /// [`Tree`] already held the logits).
     pub forward_calls: usize,
+    /// Steps whose logits the [`Tree`] already held.
+    pub reused: usize,
     /// Time in `fill_mask`, counting its bits, and the masked argmax.
     pub mask: Duration,
     /// Masks computed.
@@ -55,6 +59,7 @@ impl Generation {
             stop: Stop::MaxTokens,
             forward: Duration::ZERO,
             forward_calls: 0,
+            reused: 0,
             mask: Duration::ZERO,
             masks: 0,
             forced: 0,
@@ -63,30 +68,142 @@ impl Generation {
     }
 }
 
-fn timed_forward(
-    model: &Model,
-    tokens: &[u32],
-    cache: &mut Cache,
-    g: &mut Generation,
-) -> Result<Vec<f32>> {
-    let t = Instant::now();
-    let logits = model.forward(tokens, cache)?;
-    g.forward += t.elapsed();
-    g.forward_calls += 1;
-    Ok(logits)
+/// Most logits a [`Tree`] keeps (about 200 KB each for SmolLM2's 49,152
+/// tokens): past it, further prefixes are computed without being kept.
+const TREE_LOGITS: usize = 2048;
+
+/// A prefilled prompt and what has been decoded from it: the logits after
+/// every reply prefix fed so far, and the caches of finished decodes. The
+/// decodes of one prompt (each mode and budget of a sweep) share long
+/// prefixes; each prefix is computed once and a decode that leaves the
+/// computed paths resumes from the longest cached one. No choice changes:
+/// every token is fed in a pass of its own, so the logits of a prefix are
+/// the same bits whichever decode computes them and from which cache (a
+/// pass over several tokens sums in another order, and SmolLM2's greedy
+/// choices flip on such rounding; `tight_budget_still_completes` checks
+/// that decodes through a shared tree and a fresh one agree).
+/// Every mode of a sweep thus sees the same logits after the same prefix.
+pub struct Tree {
+    prompt: Cache,
+    logits: HashMap<Vec<u32>, Vec<f32>>,
+    /// Finished decodes: the reply prefix each cache holds, and the cache.
+    branches: Vec<(Vec<u32>, Cache)>,
 }
 
-/// Greedy decoding of up to `max_new` tokens, stopping at any of `eos`.
-/// `logits` predict the first token after what `cache` holds.
+impl Tree {
+    /// The tree of a prompt that `cache` holds, `logits` predicting the
+    /// reply's first token.
+    pub fn new(cache: Cache, logits: Vec<f32>) -> Tree {
+        let mut first = HashMap::new();
+        first.insert(Vec::new(), logits);
+        Tree {
+            prompt: cache,
+            logits: first,
+            branches: Vec::new(),
+        }
+    }
+
+    /// Tokens of the prompt.
+    pub fn prompt_len(&self) -> usize {
+        self.prompt.len
+    }
+
+    fn walk(&mut self) -> Walk<'_> {
+        Walk {
+            tree: self,
+            reply: Vec::new(),
+            cache: None,
+            cached: 0,
+        }
+    }
+}
+
+/// One decode through a [`Tree`]: the reply so far and the cache of its
+/// first `cached` tokens (none until a forward pass was needed).
+struct Walk<'t> {
+    tree: &'t mut Tree,
+    reply: Vec<u32>,
+    cache: Option<Cache>,
+    cached: usize,
+}
+
+impl Walk<'_> {
+    /// The logits of the reply so far (the empty reply: the prompt's).
+    fn first(&self) -> Vec<f32> {
+        self.tree.logits[&self.reply].clone()
+    }
+
+    /// Appends `tokens` to the reply and returns the logits that predict
+    /// the next token: the tree's, or computed from the longest prefix
+    /// some cache holds, one token per pass (see [`Tree`]).
+    fn advance(&mut self, model: &Model, tokens: &[u32], g: &mut Generation) -> Result<Vec<f32>> {
+        self.reply.extend_from_slice(tokens);
+        if let Some(l) = self.tree.logits.get(&self.reply) {
+            g.reused += 1;
+            return Ok(l.clone());
+        }
+        let (mut from, mut cache) = (self.cached, self.cache.take());
+        for (prefix, c) in &self.tree.branches {
+            let n = common_prefix(prefix, &self.reply);
+            if n > from {
+                (from, cache) = (n, Some(c.clone()));
+            }
+        }
+        // At least one token is fed: its pass gives the logits.
+        from = from.min(self.reply.len() - 1);
+        let base = cache.unwrap_or_else(|| self.tree.prompt.clone());
+        let mut cache = base.truncated(self.tree.prompt.len + from)?;
+        let mut logits = Vec::new();
+        for end in from + 1..=self.reply.len() {
+            let t = Instant::now();
+            logits = model.forward(&self.reply[end - 1..end], &mut cache)?;
+            g.forward += t.elapsed();
+            g.forward_calls += 1;
+            if self.tree.logits.len() < TREE_LOGITS {
+                let prefix = self.reply[..end].to_vec();
+                self.tree
+                    .logits
+                    .entry(prefix)
+                    .or_insert_with(|| logits.clone());
+            }
+        }
+        (self.cache, self.cached) = (Some(cache), self.reply.len());
+        Ok(logits)
+    }
+
+    /// Tokens in the model's context after feeding `more`.
+    fn context_after(&self, more: usize) -> usize {
+        self.tree.prompt.len + self.reply.len() + more
+    }
+}
+
+/// How many leading tokens `a` and `b` share.
+fn common_prefix(a: &[u32], b: &[u32]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+impl Drop for Walk<'_> {
+    /// Keeps the decode's cache for the decodes after it.
+    fn drop(&mut self) {
+        if let Some(c) = self.cache.take() {
+            let prefix = self.reply[..self.cached].to_vec();
+            self.tree.branches.push((prefix, c));
+        }
+    }
+}
+
+/// Greedy decoding of up to `max_new` tokens from `tree`'s prompt,
+/// stopping at any of `eos`.
 pub fn unconstrained(
     model: &Model,
-    mut cache: Cache,
-    mut logits: Vec<f32>,
+    tree: &mut Tree,
     eos: &[u32],
     max_new: usize,
 ) -> Result<Generation> {
     let start = Instant::now();
     let mut g = Generation::new();
+    let mut walk = tree.walk();
+    let mut logits = walk.first();
     while g.tokens.len() < max_new {
         let tok = argmax(&logits);
         if eos.contains(&tok) {
@@ -94,10 +211,10 @@ pub fn unconstrained(
             break;
         }
         g.tokens.push(tok);
-        if g.tokens.len() == max_new || cache.len + 1 >= model.context {
+        if g.tokens.len() == max_new || walk.context_after(1) >= model.context {
             break;
         }
-        logits = timed_forward(model, &[tok], &mut cache, &mut g)?;
+        logits = walk.advance(model, &[tok], &mut g)?;
     }
     g.total = start.elapsed();
     Ok(g)
@@ -135,12 +252,11 @@ pub fn minimum(grammar: &Grammar<'_>) -> u32 {
 /// narrows the mask near `max_new` so the reply (its end-of-sequence token
 /// included) is complete within `max_new` tokens. With `fast_forward`, a
 /// token that the mask leaves as the only choice is appended without
-/// consulting the model, and a stretch of such tokens is fed to the model
-/// in one forward pass.
+/// consulting the model (no argmax; its forward pass is still needed for
+/// the tokens after it).
 pub fn constrained(
     model: &Model,
-    cache: Cache,
-    logits: Vec<f32>,
+    tree: &mut Tree,
     grammar: &Grammar<'_>,
     max_new: usize,
     fast_forward: bool,
@@ -161,8 +277,7 @@ pub fn constrained(
     let is_eos = |t: u32| grammar.is_eos(t);
     decode_masked(
         model,
-        cache,
-        logits,
+        tree,
         &mut engine,
         &is_eos,
         grammar.mask_words(),
@@ -180,28 +295,24 @@ pub fn constrained(
 /// [`constrained`] (the same tokens greedy decoding would pick).
 pub fn with_engine(
     model: &Model,
-    cache: Cache,
-    logits: Vec<f32>,
+    tree: &mut Tree,
     engine: &mut dyn Engine,
     eos: u32,
     mask_words: usize,
     max_new: usize,
 ) -> Result<Generation> {
     let is_eos = |t: u32| t == eos;
-    decode_masked(
-        model, cache, logits, engine, &is_eos, mask_words, max_new, true,
-    )
+    decode_masked(model, tree, engine, &is_eos, mask_words, max_new, true)
 }
 
 /// The masked greedy loop both share: the engine's mask, the best allowed
 /// token, the engine accepts it; an end-of-sequence token ends the reply;
 /// with `fast_forward`, tokens the mask leaves as the only choice are
-/// appended without consulting the model and fed in one forward pass.
+/// appended without consulting the model.
 #[allow(clippy::too_many_arguments)]
 fn decode_masked(
     model: &Model,
-    mut cache: Cache,
-    mut logits: Vec<f32>,
+    tree: &mut Tree,
     engine: &mut dyn Engine,
     is_eos: &dyn Fn(u32) -> bool,
     mask_words: usize,
@@ -210,6 +321,8 @@ fn decode_masked(
 ) -> Result<Generation> {
     let start = Instant::now();
     let mut g = Generation::new();
+    let mut walk = tree.walk();
+    let mut logits = walk.first();
     let mut mask = vec![0u32; mask_words];
     let mut feed = Vec::new();
     'decode: while g.tokens.len() < max_new {
@@ -258,10 +371,11 @@ fn decode_masked(
             feed.push(next);
             g.forced += 1;
         }
-        if g.tokens.len() == max_new || cache.len + feed.len() >= model.context {
+        if g.tokens.len() == max_new || walk.context_after(feed.len()) >= model.context {
             break;
         }
-        logits = timed_forward(model, &feed, &mut cache, &mut g)?;
+        // The walk's reply lags by `feed`, which `g.tokens` already holds.
+        logits = walk.advance(model, &feed, &mut g)?;
     }
     g.total = start.elapsed();
     Ok(g)

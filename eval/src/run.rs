@@ -13,7 +13,7 @@ use tooldec_compiler::{compile, spec, Options};
 use tooldec_runtime::Artifact;
 use tooldec_testkit::schema::ToolValidators;
 
-use crate::generate::{self, Generation};
+use crate::generate::{self, Generation, Tree};
 use crate::model::Model;
 use crate::prompt::{self, CallFormat, Docs};
 use crate::score;
@@ -44,13 +44,13 @@ impl Setup {
         }
     }
 
-    /// A whole prompt's tokens run through the model from an empty cache:
-    /// the cache and the logits of the next token.
-    pub fn prefill(&self, prompt: &str) -> Result<(crate::model::Cache, Vec<f32>), String> {
+    /// A whole prompt's tokens run through the model from an empty cache,
+    /// ready to decode from.
+    pub fn prefill(&self, prompt: &str) -> Result<Tree, String> {
         let ids = self.encode(prompt)?;
         let mut cache = self.model.cache();
-        let logits = self.model.forward(&ids, &mut cache)?;
-        Ok((cache, logits))
+        let logits = self.model.prefill(&ids, &mut cache)?;
+        Ok(Tree::new(cache, logits))
     }
 
     fn encode(&self, text: &str) -> Result<Vec<u32>, String> {
@@ -73,7 +73,7 @@ impl Setup {
         if !prefixes.iter().any(|(f, _, _)| *f == format) {
             let ids = self.encode(&prompt::prefix(format))?;
             let mut cache = self.model.cache();
-            self.model.forward(&ids, &mut cache)?;
+            self.model.prefill(&ids, &mut cache)?;
             prefixes.push((format, ids, cache));
         }
         let (_, ids, cache) = prefixes
@@ -161,10 +161,7 @@ fn condition(
     })
 }
 
-/// Runs one task in one format at one documentation level. `check_ff`
-/// also decodes constrained without fast-forwarding, to measure what
-/// appending forced tokens saves.
-#[allow(clippy::too_many_arguments)]
+/// Runs one task in one format at one documentation level.
 pub fn run_one(
     setup: &Setup,
     task: &Task,
@@ -172,33 +169,20 @@ pub fn run_one(
     docs: Docs,
     artifact: &Artifact,
     compile_time: Duration,
-    check_ff: bool,
 ) -> Result<Value, String> {
     let grammar = artifact.grammar();
     let validators = ToolValidators::try_new(&task.tools)?;
     let (prefix, rest, mut cache) =
         setup.prompt(format, &prompt::rest(&task.question, &task.functions, docs))?;
     let t = Instant::now();
-    let logits = setup.model.forward(&rest, &mut cache)?;
+    let logits = setup.model.prefill(&rest, &mut cache)?;
     let prefill = t.elapsed();
 
     let max_new = setup.max_new_for(&task.category);
-    let free = generate::unconstrained(
-        &setup.model,
-        cache.clone(),
-        logits.clone(),
-        &setup.eos,
-        max_new,
-    )?;
-    let guided = generate::constrained(
-        &setup.model,
-        cache.clone(),
-        logits.clone(),
-        &grammar,
-        max_new,
-        true,
-    )?;
-    let mut record = json!({
+    let mut tree = Tree::new(cache, logits);
+    let free = generate::unconstrained(&setup.model, &mut tree, &setup.eos, max_new)?;
+    let guided = generate::constrained(&setup.model, &mut tree, &grammar, max_new, true)?;
+    let record = json!({
         "id": task.id,
         "category": task.category,
         "format": format.name(),
@@ -212,14 +196,6 @@ pub fn run_one(
         "unconstrained": condition(setup, &free, format, &validators, task),
         "constrained": condition(setup, &guided, format, &validators, task),
     });
-    if check_ff {
-        let slow = generate::constrained(&setup.model, cache, logits, &grammar, max_new, false)?;
-        record["no_fast_forward"] = json!({
-            "same_tokens": slow.tokens == guided.tokens,
-            "total_ms": ms(slow.total),
-            "forward_calls": slow.forward_calls,
-        });
-    }
     Ok(record)
 }
 
@@ -309,7 +285,6 @@ pub struct Plan<'a> {
     pub per_category: usize,
     pub formats: &'a [CallFormat],
     pub docs: &'a [Docs],
-    pub check_ff: bool,
 }
 
 /// Runs the plan, appending records to `results` and skipping those it
@@ -336,8 +311,7 @@ pub fn run_plan(setup: &Setup, data: &Path, plan: &Plan<'_>, results: &Path) -> 
                     if out.done.contains(&key(&task.id, f.name(), d.name())) {
                         continue;
                     }
-                    let r = run_one(setup, task, *f, d, artifact, *compile_time, plan.check_ff)
-                        .map_err(Fatal)?;
+                    let r = run_one(setup, task, *f, d, artifact, *compile_time).map_err(Fatal)?;
                     eprintln!(
                         "{} {} {}: unconstrained {} | constrained {}",
                         task.id,

@@ -27,8 +27,17 @@ use crate::run::{self, ms, Fatal, Setup};
 use crate::score;
 use crate::tasks::Task;
 
-/// The decoding modes, in report order.
-pub const MODES: [&str; 4] = ["unconstrained", "tooldec", "llguidance", "outlines"];
+/// The decoding modes, in report order. `tooldec-dumps` is tooldec with
+/// `--whitespace dumps` (JSON spaced exactly as `json.dumps` writes it)
+/// where `tooldec` has the default free whitespace: the whitespace policy
+/// as a factor.
+pub const MODES: [&str; 5] = [
+    "unconstrained",
+    "tooldec",
+    "tooldec-dumps",
+    "llguidance",
+    "outlines",
+];
 
 /// One budget of the sweep: relative to a task's shortest reply (`min`,
 /// `+8`: its tokens and EOS, plus eight) or absolute (`64`).
@@ -128,11 +137,31 @@ fn cell(
     })
 }
 
+/// A budget below the grammar's shortest reply: no reply, counted as
+/// neither valid nor accurate.
+fn refused(budget: Budget, tokens: u32) -> Value {
+    json!({
+        "budget": budget.label(),
+        "max_tokens": tokens,
+        "tokens": 0,
+        "cut": true,
+        "refused": true,
+        "valid": false,
+        "syntax_error": "the budget is below the shortest reply",
+        "names_ok": false,
+        "ast_ok": false,
+        "text": "",
+    })
+}
+
 fn timing(g: &Generation) -> Value {
     json!({
         "total_ms": ms(g.total),
         "forward_ms": ms(g.forward),
+        "forward_calls": g.forward_calls,
+        "reused": g.reused,
         "mask_ms": ms(g.mask),
+        "masks": g.masks,
         "tokens": g.tokens.len(),
         "stop": g.stop.name(),
     })
@@ -186,29 +215,45 @@ fn first_disagreement(
     Value::Null
 }
 
-/// A task compiled once for all its documentation levels: the artifact
-/// (`Err`: the compiler refuses the tools) and, for the peers, the same
-/// grammar as a regular expression.
+/// A task compiled once for all its documentation levels (`Err`: the
+/// compiler refuses the tools): the artifact, the artifact under
+/// `--whitespace dumps` when that mode runs, and, for the peers, the
+/// default grammar as a regular expression.
 pub struct Compiled {
     artifact: Artifact,
     compile_ms: f64,
+    dumps: Option<(Artifact, f64)>,
     regex: String,
 }
 
 impl Compiled {
-    pub fn new(setup: &Setup, task: &Task) -> Result<Compiled, String> {
+    pub fn new(setup: &Setup, task: &Task, modes: &[String]) -> Result<Compiled, String> {
         let set = run::tool_set(&task.tools)?;
         let opts = run::options(CallFormat::Hermes, run::parallel(&task.category))?;
-        let t = Instant::now();
-        let c = tooldec_compiler::compile(&set, &setup.vocab, &opts, &mut |_| {})
-            .map_err(|e| e.to_string())?;
-        let compile_ms = ms(t.elapsed());
+        let build = |opts: &tooldec_compiler::Options| -> Result<(Artifact, f64), String> {
+            let t = Instant::now();
+            let c = tooldec_compiler::compile(&set, &setup.vocab, opts, &mut |_| {})
+                .map_err(|e| e.to_string())?;
+            let compile_ms = ms(t.elapsed());
+            Ok((
+                Artifact::from_bytes(&c.artifact).map_err(|e| e.to_string())?,
+                compile_ms,
+            ))
+        };
+        let (artifact, compile_ms) = build(&opts)?;
+        let dumps = if modes.iter().any(|m| m == "tooldec-dumps") {
+            let mut o = opts.clone();
+            o.json.whitespace = tooldec_compiler::Whitespace::Dumps;
+            Some(build(&o)?)
+        } else {
+            None
+        };
         let regex =
             tooldec_compiler::regex(&set, &opts, &setup.vocab).map_err(|e| e.to_string())?;
-        let artifact = Artifact::from_bytes(&c.artifact).map_err(|e| e.to_string())?;
         Ok(Compiled {
             artifact,
             compile_ms,
+            dumps,
             regex,
         })
     }
@@ -234,7 +279,10 @@ pub fn sweep_one(
 
     let (_, rest, mut cache) =
         setup.prompt(format, &prompt::rest(&task.question, &task.functions, docs))?;
-    let logits = setup.model.forward(&rest, &mut cache)?;
+    let logits = setup.model.prefill(&rest, &mut cache)?;
+    // Every mode and budget decodes from this prompt: what one computes,
+    // the others reuse.
+    let mut tree = generate::Tree::new(cache, logits);
     let eos = setup.vocab.eos[0];
     // A reply decoded once, scored cut at each budget.
     let cut_at_each = |g: &Generation| -> Vec<Value> {
@@ -250,29 +298,28 @@ pub fn sweep_one(
         let mut runs = Vec::new();
         let mut build_ms = 0.0;
         match mode.as_str() {
-            "tooldec" => {
-                build_ms = compiled.compile_ms;
+            "tooldec" | "tooldec-dumps" => {
+                let (grammar, compile_ms) = match &compiled.dumps {
+                    Some((a, t)) if mode == "tooldec-dumps" => (a.grammar(), *t),
+                    _ => (compiled.artifact.grammar(), compiled.compile_ms),
+                };
+                build_ms = compile_ms;
                 for &(b, n) in &budgets {
-                    let g = generate::constrained(
-                        &setup.model,
-                        cache.clone(),
-                        logits.clone(),
-                        &grammar,
-                        n as usize,
-                        true,
-                    )?;
+                    if generate::minimum(&grammar) > n {
+                        // Budgets follow the default grammar's shortest
+                        // reply; this one's may be longer. The runtime
+                        // refuses such a budget up front.
+                        cells.push(refused(b, n));
+                        continue;
+                    }
+                    let g =
+                        generate::constrained(&setup.model, &mut tree, &grammar, n as usize, true)?;
                     cells.push(cell(setup, task, &validators, &g, b, n));
                     runs.push(timing(&g));
                 }
             }
             "unconstrained" => {
-                let g = generate::unconstrained(
-                    &setup.model,
-                    cache.clone(),
-                    logits.clone(),
-                    &setup.eos,
-                    largest,
-                )?;
+                let g = generate::unconstrained(&setup.model, &mut tree, &setup.eos, largest)?;
                 cells.extend(cut_at_each(&g));
                 runs.push(timing(&g));
             }
@@ -289,8 +336,7 @@ pub fn sweep_one(
                 build_ms = ms(t.elapsed());
                 let g = generate::with_engine(
                     &setup.model,
-                    cache.clone(),
-                    logits.clone(),
+                    &mut tree,
                     engine.as_mut(),
                     eos,
                     grammar.mask_words(),
@@ -346,7 +392,7 @@ pub fn run_sweep(
         plan.per_category,
         &mut out,
         |task, out| {
-            let compiled = Compiled::new(setup, task)?;
+            let compiled = Compiled::new(setup, task, plan.modes)?;
             for &d in plan.docs {
                 if out.done.contains(&run::key(&task.id, "hermes", d.name())) {
                     continue;

@@ -100,30 +100,50 @@ fn tallies(runs: &[&Value]) -> Vec<(String, Vec<(String, Tally)>)> {
     out
 }
 
-/// Per mode: mean wall time per task (every budget of it) and the share of
-/// decoding spent computing masks.
-fn times(runs: &[&Value], mode: &str) -> (f64, f64, f64) {
-    let (mut wall, mut mask, mut total, mut build, mut n) = (0.0, 0.0, 0.0, 0.0, 0usize);
+/// Per mode: mean build time per task, and the constraint's time per
+/// masked step (µs: `fill_mask`, counting, the masked argmax).
+fn times(runs: &[&Value], mode: &str) -> (f64, f64) {
+    let (mut build, mut n, mut mask, mut masks) = (0.0, 0usize, 0.0, 0u64);
     for r in runs {
         let m = &r["modes"][mode];
         if m.is_null() {
             continue;
         }
         n += 1;
-        wall += m["wall_ms"].as_f64().unwrap_or(0.0);
         build += m["build_ms"].as_f64().unwrap_or(0.0);
         for g in m["runs"].as_array().into_iter().flatten() {
             mask += g["mask_ms"].as_f64().unwrap_or(0.0);
-            total += g["total_ms"].as_f64().unwrap_or(0.0);
+            masks += g["masks"].as_u64().unwrap_or(0);
         }
     }
-    let per = |x: f64| if n == 0 { 0.0 } else { x / n as f64 };
-    let share = if total > 0.0 {
-        100.0 * mask / total
-    } else {
+    let build = if n == 0 { 0.0 } else { build / n as f64 };
+    let per_mask = if masks == 0 {
         0.0
+    } else {
+        1000.0 * mask / masks as f64
     };
-    (per(wall), per(build), share)
+    (build, per_mask)
+}
+
+/// Over every decode: the model's forward passes (one token each), their
+/// mean time in ms, and the steps whose logits the prompt's tree already
+/// held.
+fn model_time(runs: &[&Value]) -> (u64, f64, u64) {
+    let (mut calls, mut ms, mut reused) = (0u64, 0.0, 0u64);
+    for r in runs {
+        for m in r["modes"].as_object().into_iter().flatten().map(|(_, m)| m) {
+            for g in m["runs"].as_array().into_iter().flatten() {
+                calls += g["forward_calls"].as_u64().unwrap_or(0);
+                ms += g["forward_ms"].as_f64().unwrap_or(0.0);
+                reused += g["reused"].as_u64().unwrap_or(0);
+            }
+        }
+    }
+    (
+        calls,
+        if calls == 0 { 0.0 } else { ms / calls as f64 },
+        reused,
+    )
 }
 
 /// The report's section: tables and the plot's file name.
@@ -146,7 +166,7 @@ pub fn render(records: &[Value], command: &str, svg_name: &str) -> String {
     );
     let _ = writeln!(
         out,
-        "Greedy decoding of the same prompt (hermes format) under each mode. *valid*: the reply parses as calls and every call passes its tool's schema; *cut*: the reply was still open at `max_tokens` (its tokens and the end-of-sequence token did not fit); *tool names*, *AST*: BFCL's checks (`score.rs`). Budgets `min+N` are relative to the task's shortest complete reply (its tokens and EOS). Only tooldec's masks depend on the budget; the other modes decode once and are cut at each budget, as a server's limit cuts them.\n"
+        "Greedy decoding of the same prompt (hermes format) under each mode. *valid*: the reply parses as calls and every call passes its tool's schema; *cut*: the reply was still open at `max_tokens` (its tokens and the end-of-sequence token did not fit); *tool names*, *AST*: BFCL's checks (`score.rs`). Budgets `min+N` are relative to the task's shortest complete reply (its tokens and EOS). Only tooldec's masks depend on the budget; the other modes decode once and are cut at each budget, as a server's limit cuts them. *tooldec-dumps* is tooldec compiled with `--whitespace dumps` (arguments spaced exactly as Python's `json.dumps` writes them, as the chat template shows them) where *tooldec* has the default free whitespace (up to 4 bytes between JSON tokens); where a budget is below its own shortest reply the request is refused (counted as not valid).\n"
     );
     let _ = writeln!(
         out,
@@ -176,20 +196,29 @@ pub fn render(records: &[Value], command: &str, svg_name: &str) -> String {
             );
         }
     }
+    let (calls, per_pass, reused) = model_time(&runs);
     let _ = writeln!(
         out,
-        "\n| mode | build / task | decode wall time / task (all budgets) | mask share of decoding |"
+        "\nDecodes of one prompt share what they compute: every mode and budget starts from one prefilled prompt, and the logits after a prefix one decode computed are reused by the next (`generate::Tree`; each token has a forward pass of its own, so the logits are the same bits whichever decode computes them). The model ran {calls} forward passes, {per_pass:.1} ms each on average, and {reused} steps reused logits. The constraint's share of a decode step compares its time per masked step with that mean pass.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| mode | build / task | constraint time / step | constraint share of a step |"
     );
     let _ = writeln!(out, "|---|---:|---:|---:|");
     for mode in MODES {
         if runs.iter().all(|r| r["modes"][mode].is_null()) {
             continue;
         }
-        let (wall, build, share) = times(&runs, mode);
+        let (build, per_mask) = times(&runs, mode);
+        let share = if mode == "unconstrained" || per_pass == 0.0 {
+            0.0
+        } else {
+            100.0 * per_mask / (per_mask + 1000.0 * per_pass)
+        };
         let _ = writeln!(
             out,
-            "| {mode} | {build:.0} ms | {:.2} s | {share:.1}% |",
-            wall / 1000.0
+            "| {mode} | {build:.0} ms | {per_mask:.1} µs | {share:.2}% |"
         );
     }
     disagreements(&mut out, &runs);

@@ -22,7 +22,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 use tooldec_compiler::spec::ToolSet;
 use tooldec_compiler::vocab::{is_gguf, Vocab};
-use tooldec_compiler::{spec, CallFormat, Error, ErrorKind, JsonOptions, Limits, Options};
+use tooldec_compiler::{
+    spec, CallFormat, Error, ErrorKind, JsonOptions, Limits, Options, Whitespace,
+};
 
 use crate::pending::Pending;
 use crate::Artifact;
@@ -213,6 +215,7 @@ impl Request {
         max_tokens: Option<i64>,
         vocab_size: Option<i64>,
         max_ws: Option<i64>,
+        whitespace: &str,
         max_depth: Option<i64>,
         open_objects: bool,
         any_order: Option<i64>,
@@ -239,6 +242,11 @@ impl Request {
         let d = JsonOptions::default();
         let json = JsonOptions {
             max_ws: count("max_ws", max_ws)?.unwrap_or(d.max_ws),
+            whitespace: Whitespace::parse(whitespace).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "tooldec: whitespace {whitespace:?}: expected \"free\" or \"dumps\""
+                ))
+            })?,
             max_depth: count("max_depth", max_depth)?.unwrap_or(d.max_depth),
             open_objects,
             any_order: count("any_order", any_order)?.unwrap_or(d.any_order),
@@ -402,7 +410,8 @@ impl Compiler {
     /// signature list), or an `os.PathLike` to read. The other arguments
     /// are `tooldec-compile`'s flags: `format` (a shipped format or a .tdg
     /// path), `entry`, `dialect`, `max_tokens`, `vocab_size` (the model's
-    /// logits size, the mask width), `max_ws`, `max_depth`, `open_objects`,
+    /// logits size, the mask width), `max_ws`, `whitespace` (`"free"` or
+    /// `"dumps"`, as `tooldec-compile --whitespace`), `max_depth`, `open_objects`,
     /// `any_order`, `max_recursion`, `any_depth`, `max_count`, `relax`,
     /// `rename_collisions`, `repair`, `max_states`, `max_nfa_states`, `threads`,
     /// `no_regions`, `time_limit` (seconds, 0: none; default 10) and
@@ -412,7 +421,7 @@ impl Compiler {
     /// options it cannot compile.
     #[pyo3(signature = (
         tools, *, format="react", entry=None, dialect="auto", max_tokens=None,
-        vocab_size=None, max_ws=None, max_depth=None, open_objects=false, any_order=None,
+        vocab_size=None, max_ws=None, whitespace="free", max_depth=None, open_objects=false, any_order=None,
         max_recursion=None, any_depth=None, max_count=None, relax=false,
         rename_collisions=false, repair=false, max_states=None, max_nfa_states=None, threads=None,
         no_regions=false, time_limit=None, memory_limit=None
@@ -428,6 +437,7 @@ impl Compiler {
         max_tokens: Option<i64>,
         vocab_size: Option<i64>,
         max_ws: Option<i64>,
+        whitespace: &str,
         max_depth: Option<i64>,
         open_objects: bool,
         any_order: Option<i64>,
@@ -453,6 +463,7 @@ impl Compiler {
             max_tokens,
             vocab_size,
             max_ws,
+            whitespace,
             max_depth,
             open_objects,
             any_order,
@@ -491,7 +502,7 @@ impl Compiler {
     /// can tell), in that caller's thread.
     #[pyo3(signature = (
         tools, *, format="react", entry=None, dialect="auto", max_tokens=None,
-        vocab_size=None, max_ws=None, max_depth=None, open_objects=false, any_order=None,
+        vocab_size=None, max_ws=None, whitespace="free", max_depth=None, open_objects=false, any_order=None,
         max_recursion=None, any_depth=None, max_count=None, relax=false,
         rename_collisions=false, repair=false, max_states=None, max_nfa_states=None, threads=None,
         no_regions=false, time_limit=None, memory_limit=None, deferred=false
@@ -507,6 +518,7 @@ impl Compiler {
         max_tokens: Option<i64>,
         vocab_size: Option<i64>,
         max_ws: Option<i64>,
+        whitespace: &str,
         max_depth: Option<i64>,
         open_objects: bool,
         any_order: Option<i64>,
@@ -533,6 +545,7 @@ impl Compiler {
             max_tokens,
             vocab_size,
             max_ws,
+            whitespace,
             max_depth,
             open_objects,
             any_order,

@@ -148,6 +148,7 @@ def cli(tools, out, *flags):
                 no_regions=True,
             ),
         ),
+        (WEATHER, "--format hermes --whitespace dumps", dict(format="hermes", whitespace="dumps")),
         (
             TINY,
             "--dialect openai --relax --max-depth 8 --max-count 64 --max-recursion 2 "
@@ -351,6 +352,7 @@ def test_bad_options_are_value_errors(gpt2, weather_tools):
         (dict(max_tokens=2), "too small"),
         (dict(vocab_size=100), "smaller than the tokenizer"),
         (dict(max_ws=-1), "max_ws"),
+        (dict(whitespace="tight"), "whitespace 'tight'|whitespace \"tight\""),
         (dict(format=str(ROOT / "nope.tdg")), "nope.tdg"),
         (dict(time_limit=-1.0), "time_limit must be seconds"),
         (dict(vocab_size=2**32 - 1), "beyond the 16777216 token ids"),

@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::automaton::region::{Region, Tag};
+use crate::lower::json::Whitespace;
 use crate::spec::ToolSet;
 use crate::vocab::Vocab;
 use crate::{Machine, Options};
@@ -92,6 +93,9 @@ pub struct VocabMeta {
 #[allow(missing_docs)] // each is the `JsonOptions` field of the same name
 pub struct OptionsMeta {
     pub max_ws: u32,
+    /// Absent when free (artifacts from before the option read as free).
+    #[serde(skip_serializing_if = "is_free")]
+    pub whitespace: Whitespace,
     pub max_depth: usize,
     pub open_objects: bool,
     pub any_order: usize,
@@ -101,6 +105,10 @@ pub struct OptionsMeta {
     pub relax: bool,
     /// `--max-tokens`, the budget every matcher starts with.
     pub max_tokens: Option<u32>,
+}
+
+fn is_free(w: &Whitespace) -> bool {
+    *w == Whitespace::Free
 }
 
 /// One region of META's region tree: `{"kind": ..., <fields>, "parent": p}`.
@@ -172,6 +180,7 @@ impl Meta {
             },
             options: OptionsMeta {
                 max_ws: j.max_ws,
+                whitespace: j.whitespace,
                 max_depth: j.max_depth,
                 open_objects: j.open_objects,
                 any_order: j.any_order,

@@ -193,7 +193,7 @@ impl<'a> Lowering<'a> {
                 let mut parts = vec![Expr::lit("["), self.ws()];
                 for (i, x) in items.iter().enumerate() {
                     if i > 0 {
-                        parts.extend([self.ws(), Expr::lit(","), self.ws()]);
+                        parts.push(self.comma());
                     }
                     parts.push(self.literal(x, depth + 1));
                 }
@@ -204,9 +204,9 @@ impl<'a> Lowering<'a> {
                 let mut parts = vec![Expr::lit("{"), self.ws()];
                 for (i, (k, x)) in members.iter().enumerate() {
                     if i > 0 {
-                        parts.extend([self.ws(), Expr::lit(","), self.ws()]);
+                        parts.push(self.comma());
                     }
-                    parts.extend([self.spelling.key(k), self.ws(), Expr::lit(":"), self.ws()]);
+                    parts.extend([self.spelling.key(k), self.colon()]);
                     parts.push(self.literal(x, depth + 1));
                 }
                 parts.extend([self.ws(), Expr::lit("}")]);
@@ -392,7 +392,7 @@ impl<'a> Lowering<'a> {
             let mut alts: Vec<Expr> = scalars.into();
             if d > 0 {
                 let inner = self.any[d - 1].clone();
-                let sep = Expr::seq([self.ws(), Expr::lit(","), self.ws()]);
+                let sep = self.comma();
                 alts.push(Expr::seq([
                     Expr::lit("["),
                     self.ws(),
@@ -407,7 +407,7 @@ impl<'a> Lowering<'a> {
                     .spelling
                     .keys(json_string())
                     .unwrap_or_else(|_| json_string());
-                let member = Expr::seq([key, self.ws(), Expr::lit(":"), self.ws(), inner]);
+                let member = Expr::seq([key, self.colon(), inner]);
                 alts.push(Expr::seq([
                     Expr::lit("{"),
                     self.ws(),
@@ -483,7 +483,7 @@ impl<'a> Lowering<'a> {
             }
             subs
         };
-        let sep = Expr::shared(Expr::seq([self.ws(), Expr::lit(","), self.ws()]));
+        let sep = Expr::shared(self.comma());
         let rest = self.all_of(&subs_at(prefix_len), depth + 1)?;
         let explicit = explicit as usize;
         // tail(j): what may follow once j elements are written, built from
@@ -583,7 +583,7 @@ impl<'a> Lowering<'a> {
         let sep = if top && matches!(self.spelling, Spelling::Xml { .. }) {
             Expr::Empty
         } else {
-            Expr::shared(Expr::seq([self.ws(), Expr::lit(","), self.ws()]))
+            Expr::shared(self.comma())
         };
         let mut members: Vec<(Expr, bool)> = Vec::new();
         for n in &plan.names {
@@ -743,13 +743,7 @@ impl<'a> Lowering<'a> {
                     ),
                 ));
             }
-            _ => Expr::seq([
-                key(self.spelling.key(n)),
-                self.ws(),
-                Expr::lit(":"),
-                self.ws(),
-                value,
-            ]),
+            _ => Expr::seq([key(self.spelling.key(n)), self.colon(), value]),
         };
         Ok(Some(Expr::shared(member)))
     }
@@ -781,13 +775,7 @@ impl<'a> Lowering<'a> {
                 &format!("spelling property names: {l}"),
             )
         })?;
-        Ok(Some(Expr::shared(Expr::seq([
-            key,
-            self.ws(),
-            Expr::lit(":"),
-            self.ws(),
-            value,
-        ]))))
+        Ok(Some(Expr::shared(Expr::seq([key, self.colon(), value]))))
     }
 }
 

@@ -34,16 +34,52 @@ pub(crate) use spelling::Spelling;
 pub use text::{json_integer, json_string};
 pub use text::{json_number, ws, MAX_INT_DIGITS};
 
+use serde::{Deserialize, Serialize};
+
 use crate::automaton::expr::Expr;
 use crate::error::{Error, ErrorKind, Limit};
 use crate::spec::ToolSet;
 use flat::Flat;
 
+/// Where JSON may hold whitespace between its tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Whitespace {
+    /// Up to `max_ws` bytes of whitespace between any two tokens.
+    #[default]
+    Free,
+    /// Exactly what Python's `json.dumps` writes by default, and so what
+    /// chat templates write into their examples with `tojson`: `", "`
+    /// between members and items, `": "` after a key, nothing else. Small
+    /// models left free tend to drift into runs of `\n` and spaces.
+    Dumps,
+}
+
+impl Whitespace {
+    /// Its name on the command line and in the artifact.
+    pub fn name(self) -> &'static str {
+        match self {
+            Whitespace::Free => "free",
+            Whitespace::Dumps => "dumps",
+        }
+    }
+
+    /// Reads `free` or `dumps`.
+    pub fn parse(s: &str) -> Option<Whitespace> {
+        [Whitespace::Free, Whitespace::Dumps]
+            .into_iter()
+            .find(|w| w.name() == s)
+    }
+}
+
 /// Bounds of the argument machines.
 #[derive(Debug, Clone, Copy)]
 pub struct JsonOptions {
-    /// Most whitespace bytes allowed between two JSON tokens.
+    /// Most whitespace bytes allowed between two JSON tokens (under
+    /// [`Whitespace::Free`]).
     pub max_ws: u32,
+    /// Where whitespace may go.
+    pub whitespace: Whitespace,
     /// Deepest nesting of objects and arrays in a schema.
     pub max_depth: usize,
     /// Objects whose schema does not say `additionalProperties` accept
@@ -75,6 +111,7 @@ impl Default for JsonOptions {
     fn default() -> Self {
         JsonOptions {
             max_ws: 4,
+            whitespace: Whitespace::Free,
             max_depth: 32,
             open_objects: false,
             any_order: 0,
@@ -370,13 +407,35 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    /// `[ \t\n\r]{0,max_ws}`; none where the spelling takes none.
+    /// The whitespace a JSON token may have next to it where no
+    /// separator is (inside brackets, around a value): `[ \t\n\r]{0,max_ws}`
+    /// when free; none under `dumps`, or where the spelling takes none.
     pub fn ws(&self) -> Expr {
         match self.spelling {
+            _ if self.opts.whitespace == Whitespace::Dumps => Expr::Empty,
             Spelling::JsonInline => text::ws_inline(self.opts.max_ws),
             _ if self.spelling.spaced() => ws(self.opts.max_ws),
             _ => Expr::Empty,
         }
+    }
+
+    /// The `,` between members or items, with its whitespace.
+    pub fn comma(&self) -> Expr {
+        self.separator(",")
+    }
+
+    /// The `:` between a key and its value, with its whitespace.
+    pub fn colon(&self) -> Expr {
+        self.separator(":")
+    }
+
+    /// `sep` with free whitespace around, or as `json.dumps` spaces it
+    /// (one space after) where the spelling takes whitespace.
+    fn separator(&self, sep: &str) -> Expr {
+        if self.opts.whitespace == Whitespace::Dumps && self.spelling.spaced() {
+            return Expr::lit(&format!("{sep} "));
+        }
+        Expr::seq([self.ws(), Expr::lit(sep), self.ws()])
     }
 
     /// The machine of the values that satisfy all of `subs`, shared

@@ -371,6 +371,46 @@ fn whitespace_is_bounded() {
     );
 }
 
+/// `dumps` accepts exactly Python's `json.dumps` spacing: `", "`, `": "`,
+/// nothing inside brackets, at every depth and in free values too.
+#[test]
+fn dumps_whitespace_is_exactly_json_dumps() {
+    let dumps = JsonOptions {
+        whitespace: super::Whitespace::Dumps,
+        ..strict()
+    };
+    check_with(
+        json!({"type": "object", "properties": {
+            "a": {"type": "array", "items": {"type": "integer"}},
+            "b": {"type": "object", "properties": {"c": {"type": "boolean"}}},
+            "d": {},
+            "e": {"enum": [{"x": [1, 2]}]}
+        }}),
+        dumps,
+        &[
+            "{\"a\": [1, 2], \"b\": {\"c\": true}}",
+            "{\"a\": []}",
+            "{}",
+            "{\"d\": {\"k\": [null, \"v\"]}}",
+            "{\"e\": {\"x\": [1, 2]}}",
+            // Inside strings, spaces are content.
+            "{\"d\": \" a ,b \"}",
+        ],
+        &[
+            "{\"a\":[1,2]}",
+            "{ \"a\": [1, 2]}",
+            "{\"a\" : [1, 2]}",
+            "{\"a\": [1,2]}",
+            "{\"a\": [ 1, 2 ]}",
+            "{\"a\": [1, 2] }",
+            "{\"a\":  [1, 2]}",
+            "{\"a\": [1, 2],\n \"b\": {\"c\": true}}",
+            "{\"d\": {\"k\":[]}}",
+            "{\"e\": {\"x\":[1, 2]}}",
+        ],
+    );
+}
+
 #[test]
 fn a_state_explosion_names_the_part_responsible() {
     let schema = json!({
