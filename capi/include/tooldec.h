@@ -563,6 +563,7 @@ void tooldec_compiler_free(struct tooldec_compiler *c);
  * | `max_tokens` | integer >= 1 | `--max-tokens`: the default budget; none |
  * | `vocab_size` | integer | `--vocab-size`: the mask width (the model's logits size); the tokenizer's token count |
  * | `max_ws`, `max_depth`, `any_order`, `max_recursion`, `any_depth`, `max_count` | integer | as the flags |
+ * | `whitespace` | string | `--whitespace`: `"free"` or `"dumps"`; `"free"` |
  * | `open_objects`, `relax`, `rename_collisions`, `repair`, `no_regions` | boolean | as the flags; false |
  * | `max_states`, `max_nfa_states`, `threads` | integer | as the flags (`threads` 0: all cores) |
  * | `time_limit` | number of seconds, 0: none | `--time-limit`; 10 (a compile past it fails with `TOOLDEC_ERR_COMPILE`) |

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use ::tooldec_compiler::spec::ToolSet;
 use ::tooldec_compiler::vocab::{is_gguf, Vocab};
 use ::tooldec_compiler::{
-    spec, CallFormat, Compiler, Error, ErrorKind, JsonOptions, Limits, Options,
+    spec, CallFormat, Compiler, Error, ErrorKind, JsonOptions, Limits, Options, Whitespace,
 };
 use serde_json::Value;
 
@@ -388,6 +388,7 @@ unsafe fn text_arg<'a>(
 /// | `max_tokens` | integer >= 1 | `--max-tokens`: the default budget; none |
 /// | `vocab_size` | integer | `--vocab-size`: the mask width (the model's logits size); the tokenizer's token count |
 /// | `max_ws`, `max_depth`, `any_order`, `max_recursion`, `any_depth`, `max_count` | integer | as the flags |
+/// | `whitespace` | string | `--whitespace`: `"free"` or `"dumps"`; `"free"` |
 /// | `open_objects`, `relax`, `rename_collisions`, `repair`, `no_regions` | boolean | as the flags; false |
 /// | `max_states`, `max_nfa_states`, `threads` | integer | as the flags (`threads` 0: all cores) |
 /// | `time_limit` | number of seconds, 0: none | `--time-limit`; 10 (a compile past it fails with `TOOLDEC_ERR_COMPILE`) |
@@ -622,6 +623,7 @@ const KEYS: &[&str] = &[
     "max_tokens",
     "vocab_size",
     "max_ws",
+    "whitespace",
     "max_depth",
     "open_objects",
     "any_order",
@@ -694,6 +696,12 @@ impl Flags {
                 }
                 "vocab_size" => f.vocab_size = Some(count(key, v)?),
                 "max_ws" => j.max_ws = count(key, v)?,
+                "whitespace" => {
+                    let w = string(key, v)?;
+                    j.whitespace = Whitespace::parse(&w).ok_or_else(|| {
+                        format!("\"whitespace\": {w:?}: expected \"free\" or \"dumps\"")
+                    })?;
+                }
                 "max_depth" => j.max_depth = count(key, v)?,
                 "open_objects" => j.open_objects = boolean(key, v)?,
                 "any_order" => j.any_order = count(key, v)?,
@@ -916,13 +924,15 @@ mod tests {
         assert_eq!((f.max_tokens, f.vocab_size, f.entry), (None, None, None));
         let f = Flags::parse(
             r#"{"format": "hermes", "entry": "call", "max_tokens": 96, "vocab_size": 50304,
-                "max_ws": 1, "open_objects": true, "relax": null, "no_regions": true}"#,
+                "max_ws": 1, "open_objects": true, "relax": null, "no_regions": true,
+                "whitespace": "dumps"}"#,
         )
         .unwrap();
         assert_eq!(f.format, "hermes");
         assert_eq!(f.entry.as_deref(), Some("call"));
         assert_eq!((f.max_tokens, f.vocab_size), (Some(96), Some(50304)));
         assert_eq!(f.json.max_ws, 1);
+        assert_eq!(f.json.whitespace, Whitespace::Dumps);
         assert!(f.json.open_objects && !f.json.relax && f.no_regions);
     }
 
@@ -932,6 +942,7 @@ mod tests {
         assert!(err(r#"{"max-tokens": 3}"#).contains("did you mean \"max_tokens\""));
         assert!(err(r#"{"nope": null}"#).contains("unknown key \"nope\""));
         assert!(err(r#"{"max_tokens": 0}"#).contains("at least 1"));
+        assert!(err(r#"{"whitespace": "tight"}"#).contains("expected \"free\" or \"dumps\""));
         assert!(err(r#"{"max_tokens": -3}"#)
             .contains("\"max_tokens\" must be a non-negative whole number, got -3"));
         assert!(err(r#"{"max_tokens": 4294967296}"#).contains("must be at most 4294967295"));
