@@ -246,8 +246,9 @@ impl Model {
     }
 
     /// Feeds `tokens` after what `cache` holds and returns the logits that
-    /// predict the token after the last of them (quantized weights: the
-    /// same logits whether the tokens come together or one at a time).
+    /// predict the token after the last of them, with the quantized
+    /// weights. A pass of more than a few tokens sums in another order
+    /// than one token at a time (see `generate::Tree`).
     pub fn forward(&self, tokens: &[u32], cache: &mut Cache) -> Result<Vec<f32>> {
         ctx("forward", self.forward_inner(tokens, cache, Pass::Decode))
     }
