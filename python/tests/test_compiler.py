@@ -165,7 +165,7 @@ def cli(tools, out, *flags):
             ),
         ),
     ],
-    ids=["hermes-call", "tiny-react"],
+    ids=["hermes-call", "hermes-dumps", "tiny-react"],
 )
 def test_keyword_arguments_are_the_cli_flags(gpt2, tmp_path, tools, flags, kwargs):
     want = cli(tools, tmp_path / "cli.tdm", *flags.split())
