@@ -333,7 +333,8 @@ fn sweep_every_mode() {
     assert!(
         md.contains("| tooldec | min |")
             && md.contains("masks differ along")
-            && md.contains("at commit `test`"),
+            && md.contains("made at commit `test`")
+            && md.contains("## Names only"),
         "{md}"
     );
     let svg = tooldec_eval::sweep_report::svg(&records);
