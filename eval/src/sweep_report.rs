@@ -317,7 +317,16 @@ fn disagreements(out: &mut String, runs: &[&Value]) {
     }
 }
 
-const COLORS: [&str; 4] = ["#7f7f7f", "#1f77b4", "#d62728", "#2ca02c"];
+/// Each mode's stroke, by its place in [`MODES`]: a colour and a dash
+/// pattern, so that modes whose lines coincide (the peers, often) stay
+/// visible one over the other.
+const STROKES: [(&str, &str); 5] = [
+    ("#7f7f7f", "none"),
+    ("#1f77b4", "none"),
+    ("#d62728", "7 4"),
+    ("#2ca02c", "none"),
+    ("#ff7f0e", "2 3"),
+];
 
 /// The plot: two panels (valid calls, AST accuracy) of percent against the
 /// budgets in the tables' order, one line per mode.
@@ -382,7 +391,8 @@ pub fn svg(records: &[Value]) -> String {
             );
         }
         for (m, (mode, cells)) in modes.iter().enumerate() {
-            let color = COLORS[MODES.iter().position(|x| x == mode).unwrap_or(m) % COLORS.len()];
+            let (color, dash) =
+                STROKES[MODES.iter().position(|x| x == mode).unwrap_or(m) % STROKES.len()];
             let pts: Vec<String> = cells
                 .iter()
                 .filter_map(|(l, t)| {
@@ -396,7 +406,7 @@ pub fn svg(records: &[Value]) -> String {
                 .collect();
             let _ = writeln!(
                 s,
-                r#"<polyline fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#,
+                r#"<polyline fill="none" stroke="{color}" stroke-dasharray="{dash}" stroke-width="2" points="{}"/>"#,
                 pts.join(" ")
             );
             if panel == 0 {
@@ -404,7 +414,7 @@ pub fn svg(records: &[Value]) -> String {
                 let lx = left + m as f64 * 170.0;
                 let _ = writeln!(
                     s,
-                    r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{color}" stroke-width="3"/><text x="{}" y="{}">{mode}</text>"#,
+                    r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{color}" stroke-dasharray="{dash}" stroke-width="3"/><text x="{}" y="{}">{mode}</text>"#,
                     lx + 24.0,
                     lx + 30.0,
                     ly + 4.0
