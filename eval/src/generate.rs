@@ -103,11 +103,6 @@ impl Tree {
         }
     }
 
-    /// Tokens of the prompt.
-    pub fn prompt_len(&self) -> usize {
-        self.prompt.len
-    }
-
     fn walk(&mut self) -> Walk<'_> {
         Walk {
             tree: self,
