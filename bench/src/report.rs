@@ -20,7 +20,7 @@ const USAGE: &str = "usage:
                        [--families-tokenizers a,b] [--load-tokenizers a,b] [--distinct N]
                        [--latency-tokenizer NAME] [--latency-limit N] [--latency-out LATENCY.md]
                        [--no-xgrammar] [--xgrammar-limit N] [--xgrammar-out XGRAMMAR.md]
-  tooldec-bench tools N -o FILE
+  tooldec-bench tools N [--distinct] -o FILE
   tooldec-bench child (tooldec|outlines|llguidance) WORKLOAD TOKENIZER DIR [--walks N] [--max-states N]
   tooldec-bench latency --tokenizer NAME|PATH [--format NAME] [--limit N] [TOOLS.json ...]
 
@@ -54,7 +54,11 @@ fn tools(args: &[String]) -> Result<(), String> {
         .ok_or("tools: N must be a number")?;
     let out = flag(args, "-o").ok_or("tools: -o FILE is required")?;
     let pool = workloads::pool();
-    let w = workloads::scale(pool, n);
+    let w = if args.iter().any(|a| a == "--distinct") {
+        workloads::scale_distinct(pool, n)
+    } else {
+        workloads::scale(pool, n)
+    };
     std::fs::write(out, w.text()).map_err(|e| format!("{out}: {e}"))?;
     eprintln!(
         "wrote {out}: {n} tools (pool of {} distinct real tools)",

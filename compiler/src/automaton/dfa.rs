@@ -5,10 +5,17 @@
 //! only state from which acceptance cannot be reached, so "the walk is not
 //! dead" and "the walk can still be completed" mean the same thing, which is
 //! what lets the vocabulary crossing prune on the dead state alone.
+//!
+//! A compile's pipeline works on [`SparseDfa`] (live moves only) from the
+//! subset construction to minimization, whose quotient is the first dense
+//! table; the dense trimming and minimization here go through it, so each
+//! step has one implementation.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 use crate::automaton::nfa::Nfa;
+use crate::automaton::sparse::SparseDfa;
+use crate::automaton::subsets::{subsets, Sets};
 use crate::error::Limit;
 
 /// The dead state: every move from it leads back to it, and it never accepts.
@@ -107,6 +114,35 @@ pub struct Dfa {
 }
 
 impl Dfa {
+    /// A small hand-drawn automaton for tests. `moves` reads like
+    /// `"1a2 2b1"`: from state, byte, to state (single digits); bytes get
+    /// classes in order of first use, state 0 is dead and state 1 starts.
+    #[cfg(test)]
+    pub(crate) fn drawn(moves: &str, accept: Vec<bool>) -> Dfa {
+        let mut classes = [0u8; 256];
+        let mut k = 1;
+        for m in moves.split(' ') {
+            let b = m.as_bytes()[1] as usize;
+            if classes[b] == 0 {
+                classes[b] = k as u8;
+                k += 1;
+            }
+        }
+        let n = accept.len();
+        let mut d = Dfa {
+            classes,
+            n_classes: k,
+            trans: vec![DEAD; n * k],
+            accept,
+            start: 1,
+        };
+        for m in moves.split(' ').map(str::as_bytes) {
+            let (from, b, to) = ((m[0] - b'0') as usize, m[1] as usize, (m[2] - b'0') as u32);
+            d.trans[from * k + classes[b] as usize] = to;
+        }
+        d
+    }
+
     /// The number of states, the dead state included.
     pub fn n_states(&self) -> usize {
         self.accept.len()
@@ -147,157 +183,25 @@ impl Dfa {
         Dfa::subsets(nfa, max_states, true)
     }
 
-    /// [`Dfa::determinize_labeled`], and each state's tool-name colour
+    /// [`Dfa::determinize_labeled`] by live moves ([`SparseDfa`]: what
+    /// trimming and minimization read), and each state's tool-name colour
     /// ([`NameColors`]): which tool names its trie nodes can still become.
     pub fn determinize_named(
         nfa: &Nfa,
         max_states: usize,
-    ) -> Result<(Dfa, Vec<Vec<u32>>, NameColors), Limit> {
-        let (dfa, labels, sets) = Dfa::subsets_kept(nfa, max_states, true)?;
+    ) -> Result<(SparseDfa, Vec<Vec<u32>>, NameColors), Limit> {
+        let (dfa, labels, sets) = subsets(nfa, max_states, true)?;
         let colors = NameColors::of(nfa, &sets);
         Ok((dfa, labels, colors))
     }
 
     fn subsets(nfa: &Nfa, max_states: usize, labeled: bool) -> Result<(Dfa, Vec<Vec<u32>>), Limit> {
-        Dfa::subsets_kept(nfa, max_states, labeled).map(|(d, l, _)| (d, l))
+        subsets(nfa, max_states, labeled).map(|(d, l, _)| (d.to_dense(), l))
     }
 
-    #[allow(clippy::type_complexity)]
-    fn subsets_kept(
-        nfa: &Nfa,
-        max_states: usize,
-        labeled: bool,
-    ) -> Result<(Dfa, Vec<Vec<u32>>, Vec<Vec<u32>>), Limit> {
-        let (classes, n_classes) = byte_classes(nfa);
-
-        let mut stack = Vec::new();
-        let mut seen = vec![u32::MAX; nfa.states.len()];
-        let mut stamp = 0u32;
-        let mut closure = |set: &mut Vec<u32>| {
-            stamp += 1;
-            stack.clear();
-            for &s in set.iter() {
-                if seen[s as usize] != stamp {
-                    seen[s as usize] = stamp;
-                    stack.push(s);
-                }
-            }
-            set.clear();
-            while let Some(s) = stack.pop() {
-                set.push(s);
-                for &t in &nfa.states[s as usize].eps {
-                    if seen[t as usize] != stamp {
-                        seen[t as usize] = stamp;
-                        stack.push(t);
-                    }
-                }
-            }
-            set.sort_unstable();
-        };
-
-        let mut sets: Vec<Vec<u32>> = vec![Vec::new()];
-        let mut index: WordMap<Vec<u32>, u32> = WordMap::default();
-        index.insert(Vec::new(), DEAD);
-        let mut start_set = vec![nfa.start];
-        closure(&mut start_set);
-        index.insert(start_set.clone(), 1);
-        sets.push(start_set);
-        let mut trans = vec![DEAD; 2 * n_classes];
-        let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); n_classes];
-        let mut set = Vec::new();
-        let mut next = 1usize;
-        // The memory account: the NFA, each set twice (the list and the
-        // index) with its overhead, and the table.
-        let row_bytes = n_classes * 4 + 2 * std::mem::size_of::<Vec<u32>>() + 16;
-        let mut held = nfa.states.len() * crate::automaton::nfa::STATE_BYTES + 2 * row_bytes;
-        while next < sets.len() {
-            if let Err(limit) = crate::limits::check("determinize", held) {
-                // Where the construction was: the region of the first NFA
-                // state of the set being expanded that reads a byte.
-                let region = sets[next]
-                    .iter()
-                    .map(|&s| &nfa.states[s as usize])
-                    .find(|st| !st.ranges.is_empty())
-                    .map(|st| st.region);
-                return Err(region.map_or(limit, |r| limit.in_region(r)));
-            }
-            for b in buckets.iter_mut() {
-                b.clear();
-            }
-            for &s in &sets[next] {
-                for &(lo, hi, t) in &nfa.states[s as usize].ranges {
-                    for bucket in
-                        &mut buckets[classes[lo as usize] as usize..=classes[hi as usize] as usize]
-                    {
-                        bucket.push(t);
-                    }
-                }
-            }
-            for c in 0..n_classes {
-                if buckets[c].is_empty() {
-                    continue;
-                }
-                // Neighbouring classes mostly move alike (a string body's
-                // characters): the same targets, pushed in the same order,
-                // make the same state, without a closure or a lookup.
-                if c > 0 && buckets[c] == buckets[c - 1] {
-                    trans[next * n_classes + c] = trans[next * n_classes + c - 1];
-                    continue;
-                }
-                set.clear();
-                set.extend_from_slice(&buckets[c]);
-                closure(&mut set);
-                let id = match index.get(&set) {
-                    Some(&id) => id,
-                    None => {
-                        if sets.len() >= max_states {
-                            return Err(Limit::DfaStates(max_states));
-                        }
-                        let id = sets.len() as u32;
-                        held += row_bytes + 8 * set.len();
-                        index.insert(set.clone(), id);
-                        sets.push(set.clone());
-                        trans.extend(std::iter::repeat_n(DEAD, n_classes));
-                        id
-                    }
-                };
-                trans[next * n_classes + c] = id;
-            }
-            next += 1;
-        }
-        let accept = sets
-            .iter()
-            .map(|s| s.binary_search(&nfa.accept).is_ok())
-            .collect();
-        let labels = if labeled {
-            sets.iter()
-                .map(|set| {
-                    let mut l: Vec<u32> = set
-                        .iter()
-                        .map(|&s| &nfa.states[s as usize])
-                        .filter(|st| !st.ranges.is_empty())
-                        .map(|st| st.region)
-                        .collect();
-                    l.sort_unstable();
-                    l.dedup();
-                    l
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let dfa = Dfa {
-            classes,
-            n_classes,
-            trans,
-            accept,
-            start: 1,
-        };
-        Ok((dfa, labels, sets))
-    }
-
-    /// Sends every state that is unreachable from the start, or from which
-    /// no accepting state is reachable, to the dead state, and drops it.
+    /// Sends every move into a state from which no accepting state is
+    /// reachable to the dead state, and drops every state that is then
+    /// unreachable from the start, renumbering as [`Dfa::renumber`] does.
     /// Returns false if the language is empty.
     pub fn trim(&mut self) -> bool {
         if !self.prune() {
@@ -312,96 +216,12 @@ impl Dfa {
     /// needs, without [`Dfa::trim`]'s renumbering). Returns false if the
     /// language is empty.
     pub fn prune(&mut self) -> bool {
-        let (n, k) = (self.n_states(), self.n_classes);
-        let live = self.co_reachable();
-        if !live[self.start as usize] {
+        let mut sparse = SparseDfa::from_dense(self);
+        if !sparse.prune() {
             return false;
         }
-        if live[1..].iter().all(|&l| l) {
-            // The usual case: the subset construction made no state that
-            // cannot finish, and no move needs redirecting.
-            return true;
-        }
-        for s in 0..n {
-            for c in 0..k {
-                if !live[self.trans[s * k + c] as usize] {
-                    self.trans[s * k + c] = DEAD;
-                }
-            }
-        }
+        *self = sparse.to_dense();
         true
-    }
-
-    /// Per state, whether an accepting state is reachable from it (the
-    /// dead state never). Sweeps the table from the last state to the
-    /// first, marking a state once a move reaches a marked one: states are
-    /// numbered in discovery order, so most reach acceptance through
-    /// higher numbers and a sweep or two settles them. What a few sweeps
-    /// leave unsettled goes backwards over predecessor lists.
-    fn co_reachable(&self) -> Vec<bool> {
-        const SWEEPS: usize = 6;
-        let (n, k) = (self.n_states(), self.n_classes);
-        let mut live = self.accept.clone();
-        live[DEAD as usize] = false;
-        for _ in 0..SWEEPS {
-            let mut changed = false;
-            for s in (1..n).rev() {
-                if !live[s]
-                    && self.trans[s * k..(s + 1) * k]
-                        .iter()
-                        .any(|&t| live[t as usize])
-                {
-                    live[s] = true;
-                    changed = true;
-                }
-            }
-            if !changed {
-                return live;
-            }
-        }
-        self.spread_back(&mut live);
-        live
-    }
-
-    /// Marks every state from which a marked state is reachable, by a
-    /// backward search over predecessor lists in CSR form (moves into the
-    /// dead state and self-loops, the bulk of a sparse table, left out).
-    fn spread_back(&self, live: &mut [bool]) {
-        let (n, k) = (self.n_states(), self.n_classes);
-        let mut start = vec![0u32; n + 1];
-        for s in 0..n {
-            for c in 0..k {
-                let t = self.trans[s * k + c] as usize;
-                if t != DEAD as usize && t != s {
-                    start[t + 1] += 1;
-                }
-            }
-        }
-        for i in 1..=n {
-            start[i] += start[i - 1];
-        }
-        let mut preds = vec![0u32; start[n] as usize];
-        let mut fill = start.clone();
-        for s in 0..n {
-            for c in 0..k {
-                let t = self.trans[s * k + c] as usize;
-                if t != DEAD as usize && t != s {
-                    preds[fill[t] as usize] = s as u32;
-                    fill[t] += 1;
-                }
-            }
-        }
-        drop(fill);
-        let mut queue: VecDeque<u32> = (0..n as u32).filter(|&s| live[s as usize]).collect();
-        while let Some(s) = queue.pop_front() {
-            let (a, z) = (start[s as usize] as usize, start[s as usize + 1] as usize);
-            for &p in &preds[a..z] {
-                if !live[p as usize] {
-                    live[p as usize] = true;
-                    queue.push_back(p);
-                }
-            }
-        }
     }
 
     /// Renumbers states in depth-first preorder from the start, classes
@@ -421,59 +241,13 @@ impl Dfa {
     /// holding only states with no way to acceptance), renumbered as
     /// [`Dfa::renumber`] does. Returns the new number of each old state.
     pub fn quotient(&mut self, block_of: &[u32]) -> Vec<u32> {
-        let k = self.n_classes;
-        let n_blocks = block_of.iter().max().map_or(0, |&b| b as usize + 1);
-        let mut rep = vec![0u32; n_blocks];
-        for (s, &b) in block_of.iter().enumerate().rev() {
-            rep[b as usize] = s as u32;
-        }
-        let row = |s: u32| &self.trans[s as usize * k..(s as usize + 1) * k];
-        let mut new_of_block = vec![UNREACHED; n_blocks];
-        let (dead, start) = (block_of[DEAD as usize], block_of[self.start as usize]);
-        new_of_block[dead as usize] = DEAD;
-        new_of_block[start as usize] = 1;
-        let mut order = vec![dead, start];
-        // Depth first (preorder, classes in order): the states along a
-        // path get consecutive numbers, so a token's walk at serving time
-        // reads neighbouring row starts, slots and distances instead of
-        // one cache line (and page) per byte. Each frame is a block and
-        // the next class to look at.
-        let mut stack: Vec<(u32, usize)> = vec![(start, 0)];
-        while let Some(top) = stack.last_mut() {
-            let (b, c) = *top;
-            if c == k {
-                stack.pop();
-                continue;
-            }
-            top.1 += 1;
-            let t = row(rep[b as usize])[c];
-            let tb = block_of[t as usize] as usize;
-            if new_of_block[tb] == UNREACHED {
-                new_of_block[tb] = order.len() as u32;
-                order.push(tb as u32);
-                stack.push((tb as u32, 0));
-            }
-        }
-        let mut trans = Vec::with_capacity(order.len() * k);
-        for &b in &order {
-            let r = row(rep[b as usize]);
-            trans.extend(
-                r.iter()
-                    .map(|&t| new_of_block[block_of[t as usize] as usize]),
-            );
-        }
-        self.accept = order
-            .iter()
-            .map(|&b| self.accept[rep[b as usize] as usize])
-            .collect();
-        self.trans = trans;
-        self.start = 1;
-        self.compact_classes();
-        block_of.iter().map(|&b| new_of_block[b as usize]).collect()
+        let (dfa, new_of) = SparseDfa::from_dense(self).quotient(block_of);
+        *self = dfa;
+        new_of
     }
 
     /// Merges byte classes whose columns became identical.
-    fn compact_classes(&mut self) {
+    pub(crate) fn compact_classes(&mut self) {
         let n = self.n_states();
         let k = self.n_classes;
         // Each column's hash in one pass over the rows, then equal hashes
@@ -503,15 +277,23 @@ impl Dfa {
         if kept.len() == k {
             return;
         }
+        // In place, row by row: `kept` ascends, so each read (row `s`,
+        // column `kept[j] >= j`) is at or past the write (`s * nk + j`).
+        // A second table would double the largest allocation of a big
+        // compile for a moment (1.3 GB at 10,000 distinct tools).
         let nk = kept.len();
-        let mut trans = Vec::with_capacity(n * nk);
+        let mut w = 0;
         for s in 0..n {
-            trans.extend(kept.iter().map(|&c| self.trans[s * k + c]));
+            for &c in &kept {
+                self.trans[w] = self.trans[s * k + c];
+                w += 1;
+            }
         }
+        self.trans.truncate(w);
+        self.trans.shrink_to_fit();
         for b in self.classes.iter_mut() {
             *b = remap[*b as usize] as u8;
         }
-        self.trans = trans;
         self.n_classes = nk;
     }
 }
@@ -535,12 +317,14 @@ pub struct NameColors {
 impl NameColors {
     /// Colours of the subset construction's states (`sets`: each DFA
     /// state's NFA states): states with the same trie nodes share one.
-    fn of(nfa: &Nfa, sets: &[Vec<u32>]) -> NameColors {
+    fn of(nfa: &Nfa, sets: &Sets) -> NameColors {
         let mut color = vec![0u32; sets.len()];
         let mut classes: Vec<(Vec<u32>, Vec<u32>)> = vec![(Vec::new(), Vec::new())];
         if nfa.names.is_empty() {
             return NameColors { color, classes };
         }
+        // One word per NFA state, read in set order (see `subsets`).
+        let name_of: Vec<u32> = nfa.states.iter().map(|st| st.name).collect();
         let mut by_nodes: HashMap<Vec<u32>, u32> = HashMap::new();
         let mut by_class: HashMap<(Vec<u32>, Vec<u32>), u32> = HashMap::new();
         let mut nodes = Vec::new();
@@ -548,7 +332,7 @@ impl NameColors {
             nodes.clear();
             nodes.extend(
                 set.iter()
-                    .map(|&s| nfa.states[s as usize].name)
+                    .map(|&s| name_of[s as usize])
                     .filter(|&n| n != crate::automaton::nfa::NO_NAME),
             );
             if nodes.is_empty() {

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::automaton::{dfa, nfa, region};
+use crate::automaton::{dfa, nfa, region, sparse};
 use crate::lower::{blame, call_format};
 use crate::spec::ToolSet;
 use crate::vocab::Vocab;
@@ -125,8 +125,9 @@ pub fn build_schema_dfa(
 /// minimization: the unminimized DFA, which can already serve masks on
 /// demand ([`crate::Compiler::start`]) while [`Front::finish`] goes on.
 pub struct Front {
-    /// The DFA of the subset construction, neither trimmed nor minimized.
-    pub dfa: dfa::Dfa,
+    /// The DFA of the subset construction by its live moves, neither
+    /// trimmed nor minimized.
+    pub dfa: sparse::SparseDfa,
     labels: Vec<Vec<u32>>,
     colors: dfa::NameColors,
     regions: Vec<region::Region>,
@@ -313,7 +314,7 @@ impl Front {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(Machine, DfaStats, Phases), Error> {
         let Front {
-            mut dfa,
+            dfa: mut sparse,
             labels,
             colors,
             regions,
@@ -324,7 +325,7 @@ impl Front {
             mut phases,
         } = self;
         let t = timed("minimize", progress);
-        if !dfa.prune() {
+        if !sparse.prune() {
             return Err(Error::new(
                 ErrorKind::Grammar,
                 "the grammar accepts no output at all",
@@ -332,8 +333,8 @@ impl Front {
         }
         // Name states of different colours are kept apart, so that a
         // one-tool matcher reads each state's colour exactly (DESIGN.md §3).
-        let (new_of, names) = if colors.any() {
-            let (new_of, color) = dfa.minimize_colored(&colors.color)?;
+        let (dfa, new_of, names) = if colors.any() {
+            let (dfa, new_of, color) = sparse.minimize_colored(&colors.color)?;
             let names = ToolNames {
                 tools: Vec::new(),
                 colors: dfa::NameColors {
@@ -341,10 +342,12 @@ impl Front {
                     classes: colors.classes,
                 },
             };
-            (new_of, Some(names))
+            (dfa, new_of, Some(names))
         } else {
-            (dfa.minimize()?, None)
+            let (dfa, new_of) = sparse.minimize()?;
+            (dfa, new_of, None)
         };
+        drop(sparse);
         let labels = carry_labels(&labels, &new_of, dfa.n_states());
         done("minimize", t, &mut phases, progress);
         let entries = entries

@@ -7,27 +7,46 @@
 //! `states x classes` moves there, and the dense Hopcroft this replaced
 //! spent most of its time on them (DESIGN.md §12).
 
-use crate::automaton::dfa::{Dfa, DEAD, UNREACHED};
+use crate::automaton::dfa::{Dfa, UNREACHED};
+use crate::automaton::sparse::SparseDfa;
 use crate::error::Limit;
 
 impl Dfa {
-    /// Merges states with equal languages. Call after [`Dfa::prune`] (or
-    /// [`Dfa::trim`]); the result is trimmed and renumbered as
-    /// [`Dfa::renumber`] does. Returns the new number of each old state
-    /// ([`UNREACHED`] for none), which carries what is known per state
-    /// across.
+    /// Merges states with equal languages (see [`SparseDfa::minimize`]).
+    /// Returns the new number of each old state ([`UNREACHED`] for none).
     pub fn minimize(&mut self) -> Result<Vec<u32>, Limit> {
+        let (dfa, new_of) = SparseDfa::from_dense(self).minimize()?;
+        *self = dfa;
+        Ok(new_of)
+    }
+
+    /// [`SparseDfa::minimize_colored`] on a dense table. Returns the new
+    /// number of each old state, and each new state's colour.
+    pub fn minimize_colored(&mut self, colors: &[u32]) -> Result<(Vec<u32>, Vec<u32>), Limit> {
+        let (dfa, new_of, color) = SparseDfa::from_dense(self).minimize_colored(colors)?;
+        *self = dfa;
+        Ok((new_of, color))
+    }
+}
+
+impl SparseDfa {
+    /// Merges states with equal languages. Call after
+    /// [`SparseDfa::prune`]; the result is trimmed and numbered as
+    /// [`SparseDfa::quotient`] does. Returns it and the new number of each
+    /// old state ([`UNREACHED`] for none), which carries what is known per
+    /// state across.
+    pub fn minimize(&self) -> Result<(Dfa, Vec<u32>), Limit> {
         let keys: Vec<u32> = self.accept.iter().map(|&a| a as u32).collect();
         let blocks = self.refine(&keys)?;
         Ok(self.quotient(&blocks))
     }
 
-    /// [`Dfa::minimize`] keeping states of different colours apart
+    /// [`SparseDfa::minimize`] keeping states of different colours apart
     /// (`colors`: one per state, 0 = none; the dead state's is 0): the
     /// coarsest quotient in which merged states have the same language and
-    /// the same colour along every path. Returns the new number of each
-    /// old state, and each new state's colour.
-    pub fn minimize_colored(&mut self, colors: &[u32]) -> Result<(Vec<u32>, Vec<u32>), Limit> {
+    /// the same colour along every path. Returns it, the new number of
+    /// each old state, and each new state's colour.
+    pub fn minimize_colored(&self, colors: &[u32]) -> Result<(Dfa, Vec<u32>, Vec<u32>), Limit> {
         let keys: Vec<u32> = colors
             .iter()
             .zip(&self.accept)
@@ -38,39 +57,40 @@ impl Dfa {
             })
             .collect();
         let blocks = self.refine(&keys)?;
-        let new_of = self.quotient(&blocks);
-        let mut color = vec![0; self.n_states()];
+        drop(keys);
+        let (dfa, new_of) = self.quotient(&blocks);
+        let mut color = vec![0; dfa.n_states()];
         for (&m, &c) in new_of.iter().zip(colors) {
             if m != UNREACHED {
                 color[m as usize] = c;
             }
         }
-        Ok((new_of, color))
+        Ok((dfa, new_of, color))
     }
 
     /// Partition refinement on the partial transition function (Valmari
     /// and Lehtinen's formulation of Hopcroft's algorithm): blocks of
     /// states and "cords" of moves (same class, targets in one block)
     /// split each other until stable, always scanning the smaller half of
-    /// a split. Moves into the dead state are never listed, so the work is
-    /// `O(m log n)` over the `m` live moves, not over `states x classes`.
+    /// a split. Only live moves exist, so the work is `O(m log n)` over
+    /// the `m` live moves, not over `states x classes`.
     /// Blocks start as the states of equal `keys`; returns each state's
     /// block: states in one block have the same language and the same keys
     /// along every word, and states in different blocks do not.
     /// Fails only on the compile's limits ([`crate::limits`]).
     pub fn refine(&self, keys: &[u32]) -> Result<Vec<u32>, Limit> {
         let n = self.n_states();
-        let moves = Moves::of(self);
-        // The account: the table, the moves (four words each, with the
+        let mut moves = Moves::of(self);
+        // The account: the automaton, the moves (four words each, with the
         // cords' partition) and the blocks' partition.
-        let held = self.trans.len() * 4 + moves.len() * 28 + n * 24;
+        let held = self.bytes() + moves.len() * 29 + n * 24;
         crate::limits::check("minimize", held)?;
         let mut every = crate::limits::Every::new(256);
         let mut order: Vec<u32> = (0..n as u32).collect();
         order.sort_unstable_by_key(|&s| (keys[s as usize], s));
         let mut blocks = Partition::grouped(order, |s| keys[s as usize]);
-        let mut cords =
-            Partition::grouped((0..moves.len() as u32).collect(), |t| moves.class_of(t));
+        let by_class = std::mem::take(&mut moves.by_class);
+        let mut cords = Partition::grouped(by_class, |t| moves.class[t as usize] as u32);
         // Block 0 never splits anything: the other blocks, and the cords
         // of every class (which split "has a move" from "has none"), say
         // all it would.
@@ -96,13 +116,20 @@ impl Dfa {
     }
 }
 
-/// The live moves of a DFA (those not into the dead state), grouped by
-/// byte class, with each state's incoming moves.
+/// The live moves of a DFA (those not into the dead state), numbered as
+/// the automaton lists them (by source state, then class), with each
+/// state's incoming moves and the moves in class order. Numbering by
+/// source keeps a state's moves together in the cords' partition: a
+/// string body's hundred self-loops, marked together whenever its block
+/// is scanned, then touch a few cache lines instead of a hundred
+/// (numbered class by class they lay a class's whole move count apart).
 struct Moves {
     /// Per move its source state.
     tail: Vec<u32>,
-    /// Where each class's moves start (prefix sums, `classes + 1`).
-    class_start: Vec<u32>,
+    /// Per move its class.
+    class: Vec<u8>,
+    /// The moves by class, ascending within a class.
+    by_class: Vec<u32>,
     /// Per state, where its incoming moves start in `incoming`.
     in_start: Vec<u32>,
     /// Moves by target state.
@@ -110,39 +137,42 @@ struct Moves {
 }
 
 impl Moves {
-    fn of(dfa: &Dfa) -> Moves {
+    fn of(dfa: &SparseDfa) -> Moves {
         let (n, k) = (dfa.n_states(), dfa.n_classes);
+        let m = dfa.n_moves();
         let mut class_start = vec![0u32; k + 1];
         let mut in_start = vec![0u32; n + 1];
-        for row in dfa.trans.chunks_exact(k) {
-            for (c, &t) in row.iter().enumerate() {
-                if t != DEAD {
-                    class_start[c + 1] += 1;
-                    in_start[t as usize + 1] += 1;
-                }
+        let mut tail = Vec::with_capacity(m);
+        let mut class = Vec::with_capacity(m);
+        for s in 0..n as u32 {
+            let (cs, ts) = dfa.moves(s);
+            for (&c, &t) in cs.iter().zip(ts) {
+                class_start[c as usize + 1] += 1;
+                in_start[t as usize + 1] += 1;
             }
+            tail.extend(std::iter::repeat_n(s, cs.len()));
+            class.extend_from_slice(cs);
         }
         prefix_sums(&mut class_start);
         prefix_sums(&mut in_start);
-        let m = class_start[k] as usize;
-        let mut tail = vec![0u32; m];
+        let mut by_class = vec![0u32; m];
         let mut incoming = vec![0u32; m];
-        let mut next = class_start.clone();
         let mut next_in = in_start.clone();
-        for (s, row) in dfa.trans.chunks_exact(k).enumerate() {
-            for (c, &t) in row.iter().enumerate() {
-                if t != DEAD {
-                    let i = next[c];
-                    next[c] += 1;
-                    tail[i as usize] = s as u32;
-                    incoming[next_in[t as usize] as usize] = i;
-                    next_in[t as usize] += 1;
-                }
+        let mut i = 0u32;
+        for s in 0..n as u32 {
+            let (cs, ts) = dfa.moves(s);
+            for (&c, &t) in cs.iter().zip(ts) {
+                by_class[class_start[c as usize] as usize] = i;
+                class_start[c as usize] += 1;
+                incoming[next_in[t as usize] as usize] = i;
+                next_in[t as usize] += 1;
+                i += 1;
             }
         }
         Moves {
             tail,
-            class_start,
+            class,
+            by_class,
             in_start,
             incoming,
         }
@@ -150,11 +180,6 @@ impl Moves {
 
     fn len(&self) -> usize {
         self.tail.len()
-    }
-
-    /// The class of move `t`.
-    fn class_of(&self, t: u32) -> u32 {
-        (self.class_start.partition_point(|&s| s <= t) - 1) as u32
     }
 
     /// The moves into state `s`.
@@ -494,27 +519,9 @@ mod tests {
     fn identical_loops_merge() {
         // Two copies of `a*b` behind `x` and `y` fold into one loop state
         // and one final state.
-        let mut classes = [0u8; 256];
-        for (b, c) in [(b'x', 1u8), (b'y', 2), (b'a', 3), (b'b', 4)] {
-            classes[b as usize] = c;
-        }
-        let k = 5;
         // states: 0 dead, 1 start, 2/3 loops, 4/5 finals.
-        let mut trans = vec![DEAD; 6 * k];
-        trans[k + 1] = 2;
-        trans[k + 2] = 3;
-        trans[2 * k + 3] = 2;
-        trans[2 * k + 4] = 4;
-        trans[3 * k + 3] = 3;
-        trans[3 * k + 4] = 5;
         let accept = vec![false, false, false, false, true, true];
-        let mut d = Dfa {
-            classes,
-            n_classes: k,
-            trans,
-            accept,
-            start: 1,
-        };
+        let mut d = Dfa::drawn("1x2 1y3 2a2 2b4 3a3 3b5", accept);
         let before = d.clone();
         let new_of = d.minimize().unwrap();
         assert_eq!(d.n_states(), 4, "dead, start, loop, final");

@@ -1,8 +1,10 @@
 //! The automaton stage: from an [`expr::Expr`] to a minimized byte DFA.
 //!
 //! [`expr`] is the grammar IR, [`nfa`] builds a byte NFA from it, [`dfa`]
-//! determinizes (bounded) and trims it ([`lazy`]: state by state, as walks
-//! reach them), [`minimize`] minimizes it, and [`region`] carries
+//! determinizes it (bounded; the construction itself is `subsets.rs`, into
+//! a [`sparse::SparseDfa`] of live moves) and trims it ([`lazy`]: state by
+//! state, as walks reach them), [`minimize`] minimizes it into the dense
+//! [`dfa::Dfa`] the crossing reads, and [`region`] carries
 //! the names of the parts of a call through all three; [`machine`] runs
 //! them in order on a lowered grammar.
 
@@ -13,3 +15,5 @@ pub mod machine;
 pub mod minimize;
 pub mod nfa;
 pub mod region;
+pub mod sparse;
+mod subsets;
