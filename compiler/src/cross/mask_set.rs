@@ -11,90 +11,151 @@ use std::collections::HashMap;
 
 use super::regions::Toks;
 
-/// A mask under construction: its words, and which of them are nonzero.
-pub(super) struct Building {
+/// Token lists of a region's inside walk up to this long are set token by
+/// token; longer ones are merged by reference, like bitsets.
+const SHORT_LIST: usize = 32;
+
+/// A mask under construction: whole token sets allowed as they are (a
+/// region's inside tokens, most of the vocabulary), and the other tokens
+/// as words that remember which of them are nonzero.
+pub(super) struct Building<'w> {
+    /// The token sets merged in whole, by reference: never copied until
+    /// the mask turns out to be new (see [`Memo`]).
+    bases: Vec<&'w Toks>,
+    /// The tokens set one by one.
     words: Vec<u32>,
-    /// The nonzero words' indices, in the order they were first set;
-    /// unused once `dense`.
+    /// The nonzero words' indices, in the order they were first set.
     used: Vec<u32>,
-    /// A whole bitset was merged in: any word may be nonzero.
-    dense: bool,
 }
 
-impl Building {
+impl<'w> Building<'w> {
     /// An empty mask of `words` words.
-    pub fn new(words: usize) -> Building {
+    pub fn new(words: usize) -> Building<'w> {
         Building {
+            bases: Vec::new(),
             words: vec![0; words],
             used: Vec::new(),
-            dense: false,
         }
     }
 
     /// Allows token `t`.
     pub fn set(&mut self, t: u32) {
         let i = (t >> 5) as usize;
-        if self.words[i] == 0 && !self.dense {
+        if self.words[i] == 0 {
             self.used.push(i as u32);
         }
         self.words[i] |= 1 << (t & 31);
     }
 
-    /// Allows the tokens of `toks`.
-    pub fn set_all(&mut self, toks: &Toks) {
+    /// Allows the tokens of `toks`: a short list at once, a long one or a
+    /// bitset by reference.
+    pub fn set_all(&mut self, toks: &'w Toks) {
         match toks {
-            Toks::List(ids) => ids.iter().for_each(|&t| self.set(t)),
-            Toks::Bits(bits) => self.or_words(bits),
+            Toks::List(ids) if ids.len() <= SHORT_LIST => ids.iter().for_each(|&t| self.set(t)),
+            _ => self.bases.push(toks),
         }
     }
 
     /// Allows every token `other` allows.
-    pub fn merge(&mut self, other: &Building) {
-        if other.dense {
-            return self.or_words(&other.words);
-        }
+    pub fn merge(&mut self, other: &Building<'w>) {
+        self.bases.extend_from_slice(&other.bases);
         for &i in &other.used {
             let i = i as usize;
-            if self.words[i] == 0 && !self.dense {
+            if self.words[i] == 0 {
                 self.used.push(i as u32);
             }
             self.words[i] |= other.words[i];
         }
     }
 
-    fn or_words(&mut self, bits: &[u32]) {
-        self.dense = true;
-        for (m, b) in self.words.iter_mut().zip(bits) {
-            *m |= b;
-        }
-    }
-
     /// Allows nothing again.
     pub fn clear(&mut self) {
-        if self.dense {
-            self.words.fill(0);
-        } else {
-            for &i in &self.used {
-                self.words[i as usize] = 0;
-            }
+        for &i in &self.used {
+            self.words[i as usize] = 0;
         }
         self.used.clear();
-        self.dense = false;
+        self.bases.clear();
     }
 
-    /// Whether any word may be nonzero, or more than a sixteenth are: past
-    /// that, one pass over all the words is cheaper than sorting the
-    /// indices of the nonzero ones.
+    /// Whether more than a sixteenth of the words set one by one are
+    /// nonzero: past that, one pass over all the words is cheaper than
+    /// sorting the indices of the nonzero ones.
     fn is_wide(&self) -> bool {
-        self.dense || self.used.len() * 16 > self.words.len()
+        self.used.len() * 16 > self.words.len()
     }
 
-    /// The nonzero words of a mask that is not [wide](Building::is_wide) as
-    /// `(index, word)`, ascending, into `out`.
+    /// The nonzero words set one by one as `(index, word)`, ascending,
+    /// into `out`.
     fn nonzero(&mut self, out: &mut Vec<(u32, u32)>) {
         out.clear();
         self.used.sort_unstable();
         out.extend(self.used.iter().map(|&i| (i, self.words[i as usize])));
+    }
+}
+
+/// A thread's mask ids by how the masks were built: the bitsets merged in
+/// (by address) and the other tokens' words. Equal recipes make equal
+/// masks, so a known recipe gives its id without the mask's ~4,000 words
+/// being combined, hashed and compared; a new one is built and looked up
+/// in the [`MaskSet`] by content as before, so the ids are exactly those
+/// the content alone gives (different recipes for one mask find one id).
+/// Why: a string body's states each allow the same region bitset plus a
+/// few exit tokens, and combining, hashing and comparing those bitsets
+/// word by word was most of pass 3 (DESIGN.md §5). The `'w` borrow keeps
+/// the bitsets alive, and so their addresses unique, while the memo lives.
+pub(super) struct Memo<'w> {
+    ids: HashMap<Box<[u64]>, u32>,
+    key: Vec<u64>,
+    pairs: Vec<(u32, u32)>,
+    dense: Vec<u32>,
+    /// The keys' bytes, for [`Memo::bytes`].
+    held: usize,
+    _bases: std::marker::PhantomData<&'w Toks>,
+}
+
+impl<'w> Memo<'w> {
+    pub fn new() -> Memo<'w> {
+        Memo {
+            ids: HashMap::new(),
+            key: Vec::new(),
+            pairs: Vec::new(),
+            dense: Vec::new(),
+            held: 0,
+            _bases: std::marker::PhantomData,
+        }
+    }
+
+    /// What the memo holds, for the compile's memory account.
+    pub fn bytes(&self) -> usize {
+        self.held + self.dense.len() * 4
+    }
+
+    /// The id in `set` of `mask`'s tokens.
+    pub fn id(&mut self, set: &mut MaskSet, mask: &mut Building<'w>) -> u32 {
+        if mask.bases.is_empty() {
+            return set.id(mask);
+        }
+        let address = |b: &&Toks| *b as *const Toks as u64;
+        mask.bases.sort_unstable_by_key(address);
+        mask.bases.dedup_by_key(|b| address(b));
+        mask.nonzero(&mut self.pairs);
+        self.key.clear();
+        self.key.extend(mask.bases.iter().map(address));
+        self.key.push(u64::MAX);
+        self.key
+            .extend(self.pairs.iter().map(|&(i, w)| (i as u64) << 32 | w as u64));
+        if let Some(&id) = self.ids.get(self.key.as_slice()) {
+            return id;
+        }
+        self.dense.clear();
+        self.dense.extend_from_slice(&mask.words);
+        for base in &mask.bases {
+            base.or_into(&mut self.dense);
+        }
+        let id = set.id_dense(&self.dense);
+        self.held += self.key.len() * 8 + 48;
+        self.ids.insert(self.key.as_slice().into(), id);
+        id
     }
 }
 
@@ -117,8 +178,10 @@ impl MaskSet {
         self.words * 8 + self.list.len() * 48
     }
 
-    /// The id of `mask`'s tokens, new or seen before.
-    pub fn id(&mut self, mask: &mut Building) -> u32 {
+    /// The id of `mask`'s tokens, new or seen before; `mask` has no
+    /// bitsets merged in (those go through a [`Memo`]).
+    pub fn id(&mut self, mask: &mut Building<'_>) -> u32 {
+        debug_assert!(mask.bases.is_empty());
         if mask.is_wide() {
             return self.id_dense(&mask.words);
         }
@@ -133,7 +196,7 @@ impl MaskSet {
     /// body's: most of the vocabulary). Such masks recur state after
     /// state, so the words are hashed and compared where they lie and
     /// collected as pairs only when the mask is new.
-    fn id_dense(&mut self, words: &[u32]) -> u32 {
+    pub fn id_dense(&mut self, words: &[u32]) -> u32 {
         let nonzero = || {
             words
                 .iter()
@@ -207,37 +270,57 @@ mod tests {
     use super::*;
 
     /// The same tokens give the same id however the mask was built (token
-    /// by token, from a bitset, merged), and different tokens another.
+    /// by token, from a bitset or a long list by reference, merged, through
+    /// the memo or not), and different tokens another.
     #[test]
     fn equal_masks_get_one_id_however_built() {
-        let mut set = MaskSet::default();
-        let mut a = Building::new(8);
-        for t in [200, 3, 40, 3] {
-            a.set(t);
-        }
+        let tokens: Vec<u32> = (0..100).map(|i| i * 2 + i % 3).collect();
         let mut bits = vec![0u32; 8];
-        for t in [3, 40, 200] {
-            bits[t / 32] |= 1 << (t % 32);
+        for &t in &tokens {
+            bits[t as usize / 32] |= 1 << (t % 32);
         }
-        let mut b = Building::new(8);
-        b.set_all(&Toks::Bits(bits));
-        let mut c = Building::new(8);
-        let mut part = Building::new(8);
-        part.set_all(&Toks::List(vec![3, 200]));
-        c.set(40);
-        c.merge(&part);
+        let bits = Toks::Bits(bits);
+        let long = Toks::List(tokens[..60].to_vec());
+        let short = Toks::List(tokens[60..70].to_vec());
+        let (mut set, mut memo) = (MaskSet::default(), Memo::new());
+        let mut a = Building::new(8);
+        tokens.iter().rev().for_each(|&t| a.set(t));
         let id = set.id(&mut a);
-        assert_eq!(set.id(&mut b), id);
-        assert_eq!(set.id(&mut c), id);
-        c.set(41);
-        assert_ne!(set.id(&mut c), id);
-        // Cleared, a dense mask is empty again and tracks words anew.
+        let mut b = Building::new(8);
+        b.set_all(&bits);
+        assert_eq!(memo.id(&mut set, &mut b), id);
+        // A long list by reference, a short one token by token, the rest
+        // merged from another mask that also holds the long list.
+        let mut c = Building::new(8);
+        c.set_all(&long);
+        c.set_all(&short);
+        let mut part = Building::new(8);
+        part.set_all(&long);
+        tokens[70..].iter().for_each(|&t| part.set(t));
+        c.merge(&part);
+        assert_eq!(memo.id(&mut set, &mut c), id);
+        // Known recipes, again and after a clear.
+        assert_eq!(memo.id(&mut set, &mut c), id);
+        b.clear();
+        b.set_all(&bits);
+        assert_eq!(memo.id(&mut set, &mut b), id);
+        // One more token: another mask.
+        b.set(255);
+        let other = memo.id(&mut set, &mut b);
+        assert_ne!(other, id);
+        a.set(255);
+        assert_eq!(set.id(&mut a), other);
+        // Cleared, a mask is empty again and tracks words anew.
         b.clear();
         b.set(7);
         let mut d = Building::new(8);
         d.set(7);
         assert_eq!(set.id(&mut b), set.id(&mut d));
-        assert_eq!(dense(&set.list[id as usize], 8)[1], 1 << 8);
+        assert_eq!(dense(&set.list[id as usize], 8), {
+            let Toks::Bits(w) = &bits else { unreachable!() };
+            w.clone()
+        });
+        assert_eq!(set.list.len(), 3);
     }
 
     /// A mask hashes the same from its pairs and from its words.

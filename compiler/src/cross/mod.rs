@@ -46,7 +46,7 @@ use crate::automaton::machine::ToolNames;
 use crate::error::{Error, ErrorKind, Limit};
 use crate::vocab::{TokenText, Vocab};
 pub use mask_set::dense;
-use mask_set::{Building, MaskSet};
+use mask_set::{Building, MaskSet, Memo};
 pub use on_demand::{OnDemand, Step};
 use regions::{RegionCache, Walks};
 use trie::TokenTrie;
@@ -340,11 +340,12 @@ impl Successors {
 }
 
 /// Tokens a walk found leading to one state.
-enum Found<'a> {
+enum Found<'t, 'w> {
     /// The tokens ending at one trie node.
-    Ids(&'a [u32]),
-    /// Tokens that stay inside the walk's region (see `regions.rs`).
-    Inside(&'a regions::Toks),
+    Ids(&'t [u32]),
+    /// Tokens that stay inside the walk's region (see `regions.rs`),
+    /// borrowed from the region's walk for as long as it lives.
+    Inside(&'w regions::Toks),
 }
 
 /// A pass 1 thread's scratch.
@@ -357,17 +358,18 @@ struct Edges {
 }
 
 /// A pass 3 thread's scratch and distinct masks.
-struct Tiers {
+struct Tiers<'w> {
     set: MaskSet,
+    memo: Memo<'w>,
     stack: Vec<u32>,
-    bufs: Vec<Building>,
+    bufs: Vec<Building<'w>>,
     ks: Vec<u32>,
     /// The id of the empty mask in `set`, once made.
     empty: Option<u32>,
     visited: usize,
 }
 
-impl Cross<'_> {
+impl<'a> Cross<'a> {
     /// The inside walk of `s`'s region and the region's states in its
     /// key's order, when `s` has a region none of whose states has a colour.
     fn uncoloured_region(&self, s: u32, color: &[u32]) -> Option<(&regions::Inside, &[u32])> {
@@ -441,7 +443,7 @@ impl Cross<'_> {
     /// inside the region come grouped by the state they end in
     /// ([`Found::Inside`]). Each token is
     /// seen once, as in the plain walk. Returns the trie nodes visited.
-    fn walk(&self, s: u32, stack: &mut Vec<u32>, f: impl FnMut(u32, Found<'_>)) -> usize {
+    fn walk(&self, s: u32, stack: &mut Vec<u32>, f: impl FnMut(u32, Found<'_, 'a>)) -> usize {
         walk_from(self.trie, self.dfa, self.walks.get(s), s, stack, f)
     }
 
@@ -500,16 +502,17 @@ impl Cross<'_> {
         vocab: &Vocab,
         mask_words: usize,
         threads: usize,
-    ) -> Result<Blocks<Vec<Tiered>, Tiers>, Limit> {
+    ) -> Result<Blocks<Vec<Tiered>, Tiers<'a>>, Limit> {
         // Each state's successors are held through this pass, and each
         // thread's distinct masks (counted as if every thread had as many).
         let held = self.held + succ.list.len() * 4;
         par_blocks(
             self.dfa.n_states(),
             threads,
-            |w: &Tiers| held + w.set.bytes() * threads.max(1),
+            |w: &Tiers| held + (w.set.bytes() + w.memo.bytes()) * threads.max(1),
             || Tiers {
                 set: MaskSet::default(),
+                memo: Memo::new(),
                 stack: Vec::new(),
                 bufs: Vec::new(),
                 ks: Vec::new(),
@@ -546,7 +549,7 @@ impl Cross<'_> {
         distance: &[u32],
         vocab: &Vocab,
         mask_words: usize,
-        w: &mut Tiers,
+        w: &mut Tiers<'a>,
     ) -> Tiered {
         w.ks.clear();
         w.ks.extend(
@@ -596,9 +599,9 @@ impl Cross<'_> {
         }
         let mut lower = Vec::with_capacity(tiers - 1);
         for i in 0..tiers - 1 {
-            lower.push((w.ks[i], w.set.id(&mut w.bufs[i])));
+            lower.push((w.ks[i], w.memo.id(&mut w.set, &mut w.bufs[i])));
         }
-        let top = w.set.id(&mut w.bufs[tiers - 1]);
+        let top = w.memo.id(&mut w.set, &mut w.bufs[tiers - 1]);
         Tiered {
             top,
             top_tier: w.ks.last().copied().unwrap_or(0),
@@ -611,13 +614,13 @@ impl Cross<'_> {
 /// of `s`'s region and its states in key order) when `s` has one: `f` gets
 /// the tokens that stay inside grouped by the state they end in, then
 /// each exit's subtree walked plainly. Returns the trie nodes visited.
-fn walk_from(
+fn walk_from<'w>(
     trie: &TokenTrie,
     mut dfa: impl crate::automaton::dfa::Moves,
-    region: Option<(&regions::Inside, &[u32])>,
+    region: Option<(&'w regions::Inside, &[u32])>,
     s: u32,
     stack: &mut Vec<u32>,
-    mut f: impl FnMut(u32, Found<'_>),
+    mut f: impl FnMut(u32, Found<'_, 'w>),
 ) -> usize {
     let Some((part, states)) = region else {
         return trie.walk_with(dfa, s, stack, |next, ids| f(next, Found::Ids(ids)));
@@ -637,25 +640,35 @@ fn walk_from(
     visited
 }
 
+/// `(key, value)` pairs grouped by key (`0..n`), values in input order:
+/// `n + 1` offsets into the values.
+fn group_by<V: Copy + Default>(
+    n: usize,
+    pairs: impl Iterator<Item = (u32, V)> + Clone,
+) -> (Vec<u32>, Vec<V>) {
+    let mut at = vec![0u32; n + 1];
+    for (k, _) in pairs.clone() {
+        at[k as usize + 1] += 1;
+    }
+    for i in 0..n {
+        at[i + 1] += at[i];
+    }
+    let mut fill = at.clone();
+    let mut values = vec![V::default(); at[n] as usize];
+    for (k, v) in pairs {
+        values[fill[k as usize] as usize] = v;
+        fill[k as usize] += 1;
+    }
+    (at, values)
+}
+
 /// The token edges reversed: `n + 1` offsets into the list of each state's
 /// predecessors.
 fn reverse(n: usize, succ: &Successors) -> (Vec<u32>, Vec<u32>) {
-    let mut rev_index = vec![0u32; n + 1];
-    for &t in &succ.list {
-        rev_index[t as usize + 1] += 1;
-    }
-    for i in 0..n {
-        rev_index[i + 1] += rev_index[i];
-    }
-    let mut fill = rev_index.clone();
-    let mut rev = vec![0u32; succ.list.len()];
-    for s in 0..n {
-        for &t in succ.of(s) {
-            rev[fill[t as usize] as usize] = s as u32;
-            fill[t as usize] += 1;
-        }
-    }
-    (rev_index, rev)
+    group_by(
+        n,
+        (0..n).flat_map(|s| succ.of(s).iter().map(move |&t| (t, s as u32))),
+    )
 }
 
 /// A constrained-walk thread's scratch (see [`Cross::tool_tables`]).
@@ -749,30 +762,15 @@ impl Cross<'_> {
 
         // States within a token's length of a coloured state.
         let k = dfa.n_classes;
-        let mut rstart = vec![0u32; n + 1];
-        for s in 0..n {
-            for c in 0..k {
-                let t = dfa.trans[s * k + c] as usize;
-                if t != DEAD as usize {
-                    rstart[t + 1] += 1;
-                }
-            }
-        }
-        for i in 0..n {
-            rstart[i + 1] += rstart[i];
-        }
-        let mut fill = rstart.clone();
-        let mut rpred = vec![0u32; rstart[n] as usize];
-        for s in 0..n {
-            for c in 0..k {
-                let t = dfa.trans[s * k + c] as usize;
-                if t != DEAD as usize {
-                    rpred[fill[t] as usize] = s as u32;
-                    fill[t] += 1;
-                }
-            }
-        }
-        drop(fill);
+        let (rstart, rpred) = group_by(
+            n,
+            (0..n).flat_map(|s| {
+                let row = &dfa.trans[s * k..(s + 1) * k];
+                row.iter()
+                    .filter(|&&t| t != DEAD)
+                    .map(move |&t| (t, s as u32))
+            }),
+        );
         let mut depth = vec![u32::MAX; n];
         let mut queue = std::collections::VecDeque::new();
         for s in 1..n {
@@ -1046,20 +1044,53 @@ impl Cross<'_> {
                 }
             }
         }
+        // Per tool the rows with an entry for it: every uncoloured row,
+        // and the coloured rows whose colour's tools include it (a name's
+        // path through the name trie). Only those can take a distance for
+        // the tool: with contiguous colours every edge into a coloured row
+        // is gated by that colour's tools. So each tool's search touches
+        // its own rows, not all of them (`rows × tools` was most of the
+        // crossing's time at 1,000 tools).
+        let ranges_of = |i: usize| -> &[(u32, u32)] {
+            match color[rows[i] as usize] {
+                0 => &[],
+                c => &classes[c as usize].0,
+            }
+        };
+        let uncoloured: Vec<u32> = (0..rows.len() as u32)
+            .filter(|&i| color[rows[i as usize] as usize] == 0)
+            .collect();
+        let (tool_at, tool_rows) = group_by(
+            n_tools,
+            (0..rows.len()).flat_map(|i| {
+                ranges_of(i)
+                    .iter()
+                    .flat_map(move |&(lo, hi)| (lo..hi).map(move |r| (r, i as u32)))
+            }),
+        );
+        let (exit_at, exit_list) = group_by(
+            rows.len(),
+            exits.iter().map(|&(i, lo, hi, dd)| (i, (lo, hi, dd))),
+        );
         let mut out: Vec<Option<Vec<u32>>> = vec![None; n];
         let mut d = vec![NO_DISTANCE; rows.len()];
+        let mut touched: Vec<u32> = Vec::new();
         let mut heap = BinaryHeap::new();
         for r in 0..n_tools as u32 {
-            d.copy_from_slice(&free_best);
-            for &(i, lo, hi, dd) in &exits {
-                if lo <= r && r < hi {
-                    d[i as usize] = d[i as usize].min(dd);
-                }
-            }
+            let own = &tool_rows[tool_at[r as usize] as usize..tool_at[r as usize + 1] as usize];
             heap.clear();
-            for (i, &di) in d.iter().enumerate() {
+            for &i in uncoloured.iter().chain(own) {
+                let iu = i as usize;
+                let mut di = free_best[iu];
+                for &(lo, hi, dd) in &exit_list[exit_at[iu] as usize..exit_at[iu + 1] as usize] {
+                    if lo <= r && r < hi {
+                        di = di.min(dd);
+                    }
+                }
+                d[iu] = di;
+                touched.push(i);
                 if di != NO_DISTANCE {
-                    heap.push(Reverse((di, i as u32)));
+                    heap.push(Reverse((di, i)));
                 }
             }
             while let Some(Reverse((dq, q))) = heap.pop() {
@@ -1069,40 +1100,43 @@ impl Cross<'_> {
                 for &(p, lo, hi) in &rev[q as usize] {
                     if lo <= r && r < hi && dq + 1 < d[p as usize] {
                         d[p as usize] = dq + 1;
+                        touched.push(p);
                         heap.push(Reverse((dq + 1, p)));
                     }
                 }
             }
-            for (i, &s) in rows.iter().enumerate() {
+            for &i in uncoloured.iter().chain(own) {
+                let s = rows[i as usize];
                 let c = color[s as usize];
+                // Where the tool sits in the row: its rank, or its place
+                // among the colour's tools.
                 let at = if c == 0 {
-                    Some(r as usize)
+                    r as usize
                 } else {
                     let mut at = 0usize;
-                    let mut found = None;
-                    for x in &classes[c as usize].0 {
+                    for x in ranges_of(i as usize) {
                         if x.0 <= r && r < x.1 {
-                            found = Some(at + (r - x.0) as usize);
+                            at += (r - x.0) as usize;
                             break;
                         }
                         at += (x.1 - x.0) as usize;
                     }
-                    found
+                    at
                 };
-                if let Some(at) = at {
-                    let row = out[s as usize].get_or_insert_with(|| {
-                        let len = match c {
-                            0 => n_tools,
-                            c => classes[c as usize]
-                                .0
-                                .iter()
-                                .map(|x| (x.1 - x.0) as usize)
-                                .sum(),
-                        };
-                        vec![NO_DISTANCE; len]
-                    });
-                    row[at] = d[i];
-                }
+                let row = out[s as usize].get_or_insert_with(|| {
+                    let len = match c {
+                        0 => n_tools,
+                        _ => ranges_of(i as usize)
+                            .iter()
+                            .map(|x| (x.1 - x.0) as usize)
+                            .sum(),
+                    };
+                    vec![NO_DISTANCE; len]
+                });
+                row[at] = d[i as usize];
+            }
+            for i in touched.drain(..) {
+                d[i as usize] = NO_DISTANCE;
             }
         }
         out

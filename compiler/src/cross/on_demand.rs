@@ -86,9 +86,9 @@ impl OnDemand {
             .collect();
         let used = dfa.bytes_used(ENTRY_ESCAPE);
         let exact = (0..ENTRY_ESCAPE as usize).all(|b| !used[b] || prepared.single[b]);
-        let (classes, n) = dfa.classes();
+        let (classes, _) = dfa.classes();
         Some(OnDemand {
-            regions: Regions::classes(classes, n),
+            regions: Regions::classes(classes),
             dfa: Mutex::new(dfa),
             prepared,
             entries,

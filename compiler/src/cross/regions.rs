@@ -57,12 +57,39 @@ pub trait Rows {
     fn row(&mut self, s: u32) -> &[u32];
     /// The number of bytes on which `s` moves to a live state.
     fn live_bytes(&mut self, s: u32) -> u32;
+    /// The moves of `s` as runs of bytes to one state, `(first byte,
+    /// target)` in byte order, into `out`; `class_runs` are the bytes as
+    /// runs of one class (see [`Regions`]).
+    fn byte_runs(&mut self, s: u32, class_runs: &[(u8, u32)], out: &mut Vec<(u8, u32)>) {
+        out.clear();
+        row_runs(self.row(s), class_runs, out);
+    }
 }
 
-/// A built DFA with its states' live bytes.
+/// Appends the moves of `row` (one per class) as byte runs to one state.
+fn row_runs(row: &[u32], class_runs: &[(u8, u32)], out: &mut Vec<(u8, u32)>) {
+    let first = out.len();
+    for &(b, class) in class_runs {
+        let t = row[class as usize];
+        if out.len() == first || out[out.len() - 1].1 != t {
+            out.push((b, t));
+        }
+    }
+}
+
+/// The bytes each run of `runs` (one state's, see [`Rows::byte_runs`])
+/// covers, with its target.
+fn run_widths(runs: &[(u8, u32)]) -> impl Iterator<Item = (u32, u32)> + '_ {
+    runs.iter().enumerate().map(|(i, &(b, t))| {
+        let end = runs.get(i + 1).map_or(256, |&(next, _)| next as u32);
+        (t, end - b as u32)
+    })
+}
+
+/// A built DFA with its states' live bytes and byte runs.
 struct Built<'a> {
     dfa: &'a Dfa,
-    live: &'a [u32],
+    regions: &'a Regions,
 }
 
 impl Rows for Built<'_> {
@@ -71,7 +98,14 @@ impl Rows for Built<'_> {
         &self.dfa.trans[s as usize * k..(s as usize + 1) * k]
     }
     fn live_bytes(&mut self, s: u32) -> u32 {
-        self.live[s as usize]
+        self.regions.live[s as usize]
+    }
+    fn byte_runs(&mut self, s: u32, _: &[(u8, u32)], out: &mut Vec<(u8, u32)>) {
+        let r = &self.regions;
+        out.clear();
+        out.extend_from_slice(
+            &r.runs[r.runs_at[s as usize] as usize..r.runs_at[s as usize + 1] as usize],
+        );
     }
 }
 
@@ -87,42 +121,48 @@ impl<N: AsRef<crate::automaton::nfa::Nfa>> Rows for crate::automaton::lazy::Lazy
 /// What the regions of one DFA's states are computed from (the DFA is
 /// passed to each call, so that an on-demand walk can keep this beside it).
 pub struct Regions {
-    /// Per byte class its number of bytes.
-    class_bytes: Vec<u32>,
     /// Per state its number of live bytes.
     live: Vec<u32>,
     /// The bytes 0 to 255 as runs of one class, `(first byte, class)`: a
     /// key is read run by run instead of byte by byte.
     class_runs: Vec<(u8, u32)>,
+    /// Per state of a built DFA its moves as byte runs (see
+    /// [`Rows::byte_runs`]), `runs_at` (`n + 1` offsets) into `runs`.
+    /// Why: a state belongs to the regions of its neighbours too, a dozen
+    /// keys in a string body, and reading its row run by run over all
+    /// the classes for each was most of the keys' cost at 10,000 tools.
+    runs: Vec<(u8, u32)>,
+    runs_at: Vec<u32>,
 }
 
 impl Regions {
-    /// The byte counts of `dfa`'s classes and live bytes of its states.
+    /// The byte counts of `dfa`'s classes, and its states' live bytes and
+    /// byte runs.
     pub fn of(dfa: &Dfa) -> Regions {
-        let mut r = Regions::classes(&dfa.classes, dfa.n_classes);
-        let class_bytes = &r.class_bytes;
-        let live = dfa
-            .trans
-            .chunks_exact(dfa.n_classes.max(1))
-            .map(|row| {
-                row.iter()
-                    .zip(class_bytes)
-                    .filter(|(&t, _)| t != DEAD)
-                    .map(|(_, &b)| b)
-                    .sum()
-            })
-            .collect();
-        r.live = live;
+        let mut r = Regions::classes(&dfa.classes);
+        let k = dfa.n_classes.max(1);
+        let n = dfa.trans.len() / k;
+        let (mut runs, mut runs_at, mut live) =
+            (Vec::new(), Vec::with_capacity(n + 1), Vec::with_capacity(n));
+        runs_at.push(0);
+        for row in dfa.trans.chunks_exact(k) {
+            let first = runs.len();
+            row_runs(row, &r.class_runs, &mut runs);
+            live.push(
+                run_widths(&runs[first..])
+                    .filter(|&(t, _)| t != DEAD)
+                    .map(|(_, w)| w)
+                    .sum(),
+            );
+            runs_at.push(runs.len() as u32);
+        }
+        (r.runs, r.runs_at, r.live) = (runs, runs_at, live);
         r
     }
 
-    /// What the byte classes `classes` (`n` of them) alone give: for a
-    /// lazy DFA, which counts its states' live bytes itself.
-    pub fn classes(classes: &[u8; 256], n: usize) -> Regions {
-        let mut class_bytes = vec![0u32; n];
-        for &c in classes {
-            class_bytes[c as usize] += 1;
-        }
+    /// What the byte classes `classes` alone give: for a lazy DFA, which
+    /// counts its states' live bytes and reads its rows itself.
+    pub fn classes(classes: &[u8; 256]) -> Regions {
         let mut class_runs: Vec<(u8, u32)> = Vec::new();
         for (b, &c) in classes.iter().enumerate() {
             if class_runs.last().is_none_or(|&(_, last)| last != c as u32) {
@@ -130,31 +170,29 @@ impl Regions {
             }
         }
         Regions {
-            class_bytes,
             live: Vec::new(),
             class_runs,
+            runs: Vec::new(),
+            runs_at: Vec::new(),
         }
     }
 
     /// The region of `s`: the states reached from `s` by moves that stay
-    /// inside (see [`WIDE_STATE`]), breadth-first in class order, at most
+    /// inside (see [`WIDE_STATE`]), breadth-first in byte order, at most
     /// [`MAX_REGION_STATES`], `s` first. `None` when that is `s` alone and
     /// `s` does not move to itself: the plain walk is as cheap.
-    fn region(&self, dfa: &mut impl Rows, s: u32) -> Option<Vec<u32>> {
+    fn region(&self, dfa: &mut impl Rows, s: u32, runs: &mut Vec<(u8, u32)>) -> Option<Vec<u32>> {
         let mut states = vec![s];
         let mut widths: Vec<(u32, u32)> = Vec::new();
         let mut looped = false;
         let mut i = 0;
         while i < states.len() && states.len() < MAX_REGION_STATES {
-            let q = states[i] as usize;
+            dfa.byte_runs(states[i], &self.class_runs, runs);
             widths.clear();
-            for (c, &t) in dfa.row(q as u32).iter().enumerate() {
-                if t == DEAD {
-                    continue;
-                }
+            for (t, width) in run_widths(runs).filter(|&(t, _)| t != DEAD) {
                 match widths.iter_mut().find(|w| w.0 == t) {
-                    Some(w) => w.1 += self.class_bytes[c],
-                    None => widths.push((t, self.class_bytes[c])),
+                    Some(w) => w.1 += width,
+                    None => widths.push((t, width)),
                 }
             }
             for &(t, width) in &widths {
@@ -179,17 +217,15 @@ impl Regions {
     /// run count. The key holds every move between the region's states, so
     /// the walk inside the region is a function of the key.
     pub fn key(&self, dfa: &Dfa, s: u32) -> Option<(Vec<u32>, Vec<u32>)> {
-        let live = &self.live;
-        self.key_in(&mut Built { dfa, live }, s)
+        self.key_in(&mut Built { dfa, regions: self }, s)
     }
 
     /// [`Regions::key`] over any [`Rows`] (a lazy DFA's).
     pub fn key_in(&self, dfa: &mut impl Rows, s: u32) -> Option<(Vec<u32>, Vec<u32>)> {
-        const UNSET: u32 = u32::MAX;
-        let members = self.region(dfa, s)?;
-        let k = self.class_bytes.len();
-        // Both looked up once per state and class: a scan of up to 64
-        // states each was most of the key's cost at 10,000 tools.
+        let mut runs = Vec::new();
+        let members = self.region(dfa, s, &mut runs)?;
+        // Both looked up once per run: a scan of up to 64 states each was
+        // most of the key's cost at 10,000 tools.
         let mut inside = StateIndex::default();
         for (i, &m) in members.iter().enumerate() {
             inside.insert(m, i as u32);
@@ -198,34 +234,26 @@ impl Regions {
         local.insert(s, 0);
         let mut states = vec![s];
         let mut key = Vec::new();
-        // Per byte class, its code from the current state (bytes of one
-        // class always share it); filled in byte order, so states are
-        // numbered in byte order, whatever the classes' numbering.
-        let mut code_of = vec![UNSET; k];
         let mut i = 0;
         while i < states.len() {
-            let q = states[i] as usize;
-            code_of.fill(UNSET);
+            // Runs in byte order, so states are numbered in byte order,
+            // whatever the classes' numbering.
+            dfa.byte_runs(states[i], &self.class_runs, &mut runs);
             let at = key.len();
             key.push(0);
-            let mut last = UNSET;
-            for &(b, class) in &self.class_runs {
-                let class = class as usize;
-                if code_of[class] == UNSET {
-                    let t = dfa.row(q as u32)[class];
-                    code_of[class] = if t == DEAD {
-                        CODE_DEAD
-                    } else if let Some(j) = local.get(t) {
-                        j
-                    } else if inside.get(t).is_some() {
-                        local.insert(t, states.len() as u32);
-                        states.push(t);
-                        states.len() as u32 - 1
-                    } else {
-                        CODE_EXIT
-                    };
-                }
-                let code = code_of[class];
+            let mut last = u32::MAX;
+            for &(b, t) in &runs {
+                let code = if t == DEAD {
+                    CODE_DEAD
+                } else if let Some(j) = local.get(t) {
+                    j
+                } else if inside.get(t).is_some() {
+                    local.insert(t, states.len() as u32);
+                    states.push(t);
+                    states.len() as u32 - 1
+                } else {
+                    CODE_EXIT
+                };
                 if code != last {
                     key.push((b as u32) << 16 | code);
                     key[at] += 1;
