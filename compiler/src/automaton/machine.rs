@@ -393,8 +393,17 @@ impl Machine {
             .iter()
             .filter_map(|&id| call_format::special_marker(id))
             .collect();
+        // The classes of the text bytes (those below the entry escape),
+        // each once: a row read by class rather than 254 lookups by byte.
+        let mut text_classes: Vec<usize> = (0..call_format::ENTRY_ESCAPE)
+            .map(|b| dfa.classes[b as usize] as usize)
+            .collect();
+        text_classes.sort_unstable();
+        text_classes.dedup();
+        let k = dfa.n_classes;
         while let Some(s) = stack.pop() {
-            let text = (0..call_format::ENTRY_ESCAPE).map(|b| dfa.next(s, b));
+            let row = &dfa.trans[s as usize * k..(s as usize + 1) * k];
+            let text = text_classes.iter().map(|&c| row[c]);
             let specials = markers.iter().map(|m| dfa.walk(s, m));
             for t in text.chain(specials) {
                 if t != dfa::DEAD && !seen[t as usize] {

@@ -9,6 +9,8 @@
 
 use std::collections::HashMap;
 
+use crate::automaton::dfa::WordMap;
+
 use super::regions::Toks;
 
 /// Token lists of a region's inside walk up to this long are set token by
@@ -104,7 +106,7 @@ impl<'w> Building<'w> {
 /// word by word was most of pass 3 (DESIGN.md §5). The `'w` borrow keeps
 /// the bitsets alive, and so their addresses unique, while the memo lives.
 pub(super) struct Memo<'w> {
-    ids: HashMap<Box<[u64]>, u32>,
+    ids: WordMap<Box<[u64]>, u32>,
     key: Vec<u64>,
     pairs: Vec<(u32, u32)>,
     dense: Vec<u32>,
@@ -116,7 +118,7 @@ pub(super) struct Memo<'w> {
 impl<'w> Memo<'w> {
     pub fn new() -> Memo<'w> {
         Memo {
-            ids: HashMap::new(),
+            ids: WordMap::default(),
             key: Vec::new(),
             pairs: Vec::new(),
             dense: Vec::new(),

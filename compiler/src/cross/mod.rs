@@ -759,6 +759,7 @@ impl Cross<'_> {
             let cf = color[from as usize];
             (cf != 0).then(|| end_h[cf as usize])
         };
+        let how = trie::Constrained { dfa, all, step };
 
         // States within a token's length of a coloured state.
         let k = dfa.n_classes;
@@ -830,22 +831,20 @@ impl Cross<'_> {
                     // Inside a region with no coloured state nothing is
                     // checked: only the walks leaving it need the
                     // constraint.
-                    let plain = (0, self.trie.nodes());
                     match self.uncoloured_region(s, color) {
                         None => {
-                            self.trie
-                                .walk_constrained(dfa, plain, s, stack, all, step, found);
+                            self.trie.walk_constrained(&how, None, s, stack, found);
                         }
                         Some((part, states)) => {
                             for (q, _) in &part.ends {
                                 found(states[*q as usize], all, false);
                             }
                             for &(node, q) in &part.exits {
-                                let range = (node as usize, self.trie.end[node as usize] as usize);
+                                let range =
+                                    Some((node as usize, self.trie.end[node as usize] as usize));
                                 let before = states[q as usize];
-                                self.trie.walk_constrained(
-                                    dfa, range, before, stack, all, step, &mut found,
-                                );
+                                self.trie
+                                    .walk_constrained(&how, range, before, stack, &mut found);
                             }
                         }
                     }

@@ -25,11 +25,10 @@
 //! of region only decides how much is cached. A region is at most
 //! [`MAX_REGION_STATES`] states, so its key costs at most `256 × 64` steps.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use super::trie::TokenTrie;
-use crate::automaton::dfa::{Dfa, DEAD};
+use crate::automaton::dfa::{Dfa, WordMap, DEAD};
 
 /// The most states of one region.
 pub const MAX_REGION_STATES: usize = 64;
@@ -496,7 +495,7 @@ pub struct RegionCache {
 /// The entries and the bytes they take, under one lock.
 #[derive(Default)]
 struct Held {
-    map: HashMap<Vec<u32>, Arc<Inside>>,
+    map: WordMap<Vec<u32>, Arc<Inside>>,
     bytes: usize,
 }
 

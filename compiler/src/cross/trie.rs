@@ -152,23 +152,57 @@ impl TokenTrie {
     }
 }
 
+/// What a constrained walk reads besides the trie: the automaton, the
+/// range of every tool, and `step(from, to)`, one byte move's range of
+/// tools (`None`: every tool).
+pub(super) struct Constrained<'d, S> {
+    pub dfa: &'d Dfa,
+    pub all: (u32, u32),
+    pub step: S,
+}
+
+type Stack = Vec<(u32, u32, u32, bool)>;
+
 impl TokenTrie {
     /// [`TokenTrie::walk_with`], also passing each node's constraint for a
     /// one-tool matcher: the rank range `[lo, hi)` of the tools whose
-    /// matcher may take the node's bytes from `state` (`step` gives one
-    /// byte move's range; ranges intersect along the walk). Over the
-    /// nodes `from..to`, as [`TokenTrie::walk_subtree`].
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn walk_constrained(
+    /// matcher may take the node's bytes from `state` (ranges intersect
+    /// along the walk). Over the nodes `from..to`, as
+    /// [`TokenTrie::walk_subtree`], or with `None` over the whole trie,
+    /// its first bytes checked in the roots table as
+    /// [`TokenTrie::walk_with`] does (the first-level nodes lie a subtree
+    /// apart, a cache miss each).
+    pub(super) fn walk_constrained<S: Fn(u32, u32) -> Option<(u32, u32)>>(
         &self,
-        dfa: &Dfa,
-        (from, to): (usize, usize),
+        how: &Constrained<'_, S>,
+        nodes: Option<(usize, usize)>,
         state: u32,
-        stack: &mut Vec<(u32, u32, u32, bool)>,
-        all: (u32, u32),
-        step: impl Fn(u32, u32) -> Option<(u32, u32)>,
+        stack: &mut Stack,
         mut f: impl FnMut(u32, (u32, u32), bool),
     ) -> usize {
+        let Some(range) = nodes else {
+            let mut visited = 0;
+            for &(b, from, to) in &self.roots {
+                visited += match how.dfa.next(state, b) {
+                    DEAD => 1,
+                    _ => self.walk_nodes(how, (from as usize, to as usize), state, stack, &mut f),
+                };
+            }
+            return visited;
+        };
+        self.walk_nodes(how, range, state, stack, &mut f)
+    }
+
+    /// [`TokenTrie::walk_constrained`] over the nodes `from..to`.
+    fn walk_nodes<S: Fn(u32, u32) -> Option<(u32, u32)>>(
+        &self,
+        how: &Constrained<'_, S>,
+        (from, to): (usize, usize),
+        state: u32,
+        stack: &mut Stack,
+        f: &mut impl FnMut(u32, (u32, u32), bool),
+    ) -> usize {
+        let Constrained { dfa, all, step } = how;
         if from >= to {
             return 0;
         }
