@@ -159,6 +159,11 @@ impl Regions {
         r
     }
 
+    /// What the per-state tables hold, for the compile's memory account.
+    fn bytes(&self) -> usize {
+        self.runs.len() * 8 + (self.runs_at.len() + self.live.len()) * 4
+    }
+
     /// What the byte classes `classes` alone give: for a lazy DFA, which
     /// counts its states' live bytes and reads its rows itself.
     pub fn classes(classes: &[u8; 256]) -> Regions {
@@ -327,6 +332,8 @@ impl Walks {
         held: usize,
     ) -> Result<Walks, crate::error::Limit> {
         let regions = Regions::of(dfa);
+        // The byte runs are held through the walks' search.
+        let held = held + regions.bytes();
         let roots: Vec<u32> = (1..dfa.n_states() as u32)
             .filter(|&s| served[s as usize])
             .collect();
