@@ -5,7 +5,9 @@
 //! Pass 3 builds a few masks per state, and clearing, combining, hashing
 //! and comparing them word by word cost more than the walks that find
 //! their tokens (DESIGN.md §5). A [`Building`] mask remembers which words
-//! it set, and a [`MaskSet`] keeps each distinct mask as its nonzero words.
+//! it set and which whole token sets it merged, a [`Memo`] gives a known
+//! way of building a mask its id at once, and a [`MaskSet`] keeps each
+//! distinct mask as its nonzero words.
 
 use std::collections::HashMap;
 
@@ -95,8 +97,8 @@ impl<'w> Building<'w> {
     }
 }
 
-/// A thread's mask ids by how the masks were built: the bitsets merged in
-/// (by address) and the other tokens' words. Equal recipes make equal
+/// A thread's mask ids by how the masks were built: the token sets merged
+/// in whole (by address) and the other tokens' words. Equal recipes make equal
 /// masks, so a known recipe gives its id without the mask's ~4,000 words
 /// being combined, hashed and compared; a new one is built and looked up
 /// in the [`MaskSet`] by content as before, so the ids are exactly those
