@@ -396,3 +396,31 @@ fn owned_matchers_outlive_their_handle_and_cross_threads() {
     assert_eq!(m.tokens_left(), Some(min));
     assert_eq!(m.capacity(), 2);
 }
+
+/// Where decoding spends its steps (a state with a byte loop: a string
+/// body, digits), the mask is a copy or a short list, never a long list
+/// (each id of a list costs a store); elsewhere long lists stay, for
+/// memory. The bound is the compiler's `HOT_LIST_FRACTION`.
+#[test]
+fn looping_states_serve_copies_or_short_lists() {
+    let shared = weather();
+    let g = shared.grammar();
+    // The compiler's `HOT_LIST_FRACTION`, restated: the contract, not its value.
+    let short = g.mask_words() / 64;
+    let (mut hot, mut cold_long) = (0, 0);
+    for s in 1..g.state_count() as u32 {
+        let Some(id) = g.mask_id(s) else { continue };
+        let (kind, len) = g.mask_storage(id).unwrap();
+        if (0..=255u8).any(|b| g.next_state(s, b) == s) {
+            hot += 1;
+            assert!(
+                kind == "dense" || len <= short,
+                "state {s} loops but serves a {kind} list of {len} ids"
+            );
+        } else if kind != "dense" && len > short {
+            cold_long += 1;
+        }
+    }
+    assert!(hot > 0, "no looping state in the weather grammar");
+    assert!(cold_long > 0, "no long list left where memory is kept");
+}

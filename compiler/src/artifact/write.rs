@@ -7,8 +7,10 @@
 //! disallowed ids below the token count, or for a budget tier, its state's
 //! full mask minus a list. The runtime fills a dense mask with one copy and
 //! a list by zeroing (or filling) and setting (or clearing) its bits, so a
-//! list is used only while it is short (at most [`LIST_FRACTION`]th of the
-//! dense words), where it is both smaller and about as fast.
+//! list is used only while it is short: at most [`LIST_FRACTION`]th of the
+//! dense words, where it is much smaller and at most a few hundred ns
+//! slower, and at most [`HOT_LIST_FRACTION`]th for the masks of looping
+//! states, which serve most steps and where a list must be about as fast.
 
 use tooldec_runtime::codec::{
     BudgetBuilder, Dfa as DfaSection, EntriesBuilder, Header, MasksBuilder, Payload, TokensBuilder,
@@ -52,6 +54,13 @@ pub struct MaskForms {
 /// `words / LIST_FRACTION` entries (see [`payload`]).
 pub const LIST_FRACTION: usize = 8;
 
+/// The same bound for a hot mask (the full mask of a state with a byte
+/// loop): a list costs the clear plus ~0.55 ns per id, a copy ~20-25 ns
+/// more than the clear at 50k-152k tokens, so lists break even at about
+/// `words / 100` ids (measured on GPT-2, Llama-3.2 and Qwen2.5 masks).
+/// At `words / 64` a hot list serves within ~15 ns of the copy.
+pub const HOT_LIST_FRACTION: usize = 64;
+
 /// What goes into a payload: the compiled machine, its crossed masks and
 /// the vocabulary, and the header's own values.
 pub struct Input<'a> {
@@ -86,7 +95,8 @@ pub fn payload(input: &Input<'_>) -> Result<(Vec<u8>, MaskForms), Error> {
         ..
     } = *input;
     let n_tokens = vocab.len() as u32;
-    let (masks, forms) = mask_table(crossed, n_tokens).map_err(limit)?;
+    let hot = hot_masks(dfa, crossed);
+    let (masks, forms) = mask_table(crossed, &hot, n_tokens).map_err(limit)?;
 
     let states: Vec<u32> = (0..dfa.n_states())
         .map(|s| {
@@ -157,7 +167,11 @@ fn limit(e: WriteError) -> Error {
 }
 
 /// Stores each distinct mask in its cheapest form to serve.
-fn mask_table(crossed: &Masks, n_tokens: u32) -> Result<(MasksBuilder, MaskForms), WriteError> {
+fn mask_table(
+    crossed: &Masks,
+    hot: &[bool],
+    n_tokens: u32,
+) -> Result<(MasksBuilder, MaskForms), WriteError> {
     let masks = &crossed.masks;
     let base_of = delta_bases(crossed);
     let mut forms = MaskForms::default();
@@ -167,9 +181,14 @@ fn mask_table(crossed: &Masks, n_tokens: u32) -> Result<(MasksBuilder, MaskForms
         let allowed: u32 = m.iter().map(|&(_, w)| w.count_ones()).sum();
         let denied = n_tokens - allowed;
         // A list costs a clear of the whole buffer plus one store per id,
-        // a dense mask one copy: past an eighth of the dense size a list is
-        // slower to serve than the copy, so it is stored dense.
-        let list_max = words / LIST_FRACTION;
+        // a dense mask one copy: a list is kept only while short (shorter
+        // still for a hot mask), else the mask is stored dense.
+        let list_max = words
+            / if hot[id] {
+                HOT_LIST_FRACTION
+            } else {
+                LIST_FRACTION
+            };
         // A delta costs its base's fill plus one store per id.
         let delta = base_of[id].map(|b| {
             let removed = minus(&masks[b as usize], m);
@@ -200,6 +219,20 @@ fn mask_table(crossed: &Masks, n_tokens: u32) -> Result<(MasksBuilder, MaskForms
     }
     forms.words = table.data_words();
     Ok((table, forms))
+}
+
+/// Per mask: whether it is the full mask of a state with a byte loop
+/// (a string body, digits, free text), where one state serves token after
+/// token and decoding spends most of its steps.
+fn hot_masks(dfa: &Dfa, crossed: &Masks) -> Vec<bool> {
+    let mut hot = vec![false; crossed.masks.len()];
+    let nc = dfa.n_classes;
+    for (s, row) in dfa.trans.chunks_exact(nc).enumerate() {
+        if row.iter().any(|&t| t as usize == s) {
+            hot[crossed.state_mask[s] as usize] = true;
+        }
+    }
+    hot
 }
 
 /// The ids of the set bits of a bitmask given as `(index, word)` pairs,

@@ -107,9 +107,7 @@ impl<'a> Masks<'a> {
             kind::DENSE => out.copy_from_slice(data),
             kind::ALLOW => {
                 out.fill(0);
-                for &t in data {
-                    out[(t >> 5) as usize] |= 1 << (t & 31);
-                }
+                write_listed(data, 0, out);
             }
             kind::DENY => {
                 // Every real token, then clear the listed ones.
@@ -118,10 +116,11 @@ impl<'a> Masks<'a> {
                 out[full..].fill(0);
                 let tail = n_tokens % 32;
                 if tail != 0 {
-                    out[full] = (1u32 << tail) - 1;
+                    out[full] = u32::MAX;
                 }
-                for &t in data {
-                    out[(t >> 5) as usize] &= !(1 << (t & 31));
+                write_listed(data, u32::MAX, out);
+                if tail != 0 {
+                    out[full] &= (1u32 << tail) - 1;
                 }
             }
             // A delta's base is never a delta (checked when loading).
@@ -186,6 +185,27 @@ fn check_dense(m: usize, words: &[u32], width: usize, n_tokens: u32) -> Result<(
         }
     }
     Ok(())
+}
+
+/// Writes the ascending token list `ids` over `out`, whose every word
+/// is `fresh` (0 or all ones): each listed token's bit is flipped. Lists
+/// run dozens of tokens into one word (a string body denies every token
+/// with a quote, and such tokens sit together), so a load and store per
+/// token would chain each load on the store before it. Instead the
+/// current word is kept in a register, started afresh when the word
+/// changes (a select, not a branch: the changes are unpredictable), and
+/// stored on every step without being read back.
+#[inline(always)]
+fn write_listed(ids: &[u32], fresh: u32, out: &mut [u32]) {
+    let mut word = u32::MAX;
+    let mut acc = fresh;
+    for &t in ids {
+        let w = t >> 5;
+        acc = if w == word { acc } else { fresh };
+        acc ^= 1 << (t & 31);
+        word = w;
+        out[w as usize] = acc;
+    }
 }
 
 /// Checks that the token ids of mask `m` are below the token count and
@@ -253,6 +273,58 @@ impl MasksBuilder {
         Masks {
             index: &self.index,
             data: &self.data,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One mask of `kind` over `words`, as MASK_INDEX and MASK_DATA.
+    fn one(kind: u32, words: &[u32]) -> ([u32; 2], &[u32]) {
+        ([kind << KIND_SHIFT, words.len() as u32], words)
+    }
+
+    /// The mask a list means, one bit at a time.
+    fn naive(kind: u32, ids: &[u32], n_tokens: u32) -> [u32; WIDTH] {
+        let mut out = [0u32; WIDTH];
+        for t in 0..n_tokens {
+            let listed = ids.contains(&t);
+            if listed == (kind == kind::ALLOW) {
+                out[(t >> 5) as usize] |= 1 << (t & 31);
+            }
+        }
+        out
+    }
+
+    const WIDTH: usize = 7;
+
+    #[test]
+    fn lists_fill_as_their_bits_say() {
+        // Runs inside one word, a change of word at every id, the first
+        // and last ids, and a last word only partly inside the token count.
+        let n_tokens = 200;
+        let lists: [&[u32]; 6] = [
+            &[],
+            &[0],
+            &[199],
+            &[1, 2, 3, 31, 32, 33, 63, 64, 100, 101, 102, 103],
+            &[5, 40, 70, 130, 160, 199],
+            &[192, 193, 194, 195, 196, 197, 198, 199],
+        ];
+        for kind in [kind::ALLOW, kind::DENY] {
+            for ids in lists {
+                let (index, data) = one(kind, ids);
+                let masks = Masks {
+                    index: &index,
+                    data,
+                };
+                // Stale bits everywhere: a fill writes every word.
+                let mut out = [0xA5A5_A5A5u32; WIDTH];
+                masks.fill(0, n_tokens, &mut out);
+                assert_eq!(out, naive(kind, ids, n_tokens), "kind {kind}, {ids:?}");
+            }
         }
     }
 }
