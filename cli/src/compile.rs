@@ -149,7 +149,7 @@ struct Args {
     /// Write the raw payload (for no_std loaders) instead of zstd.
     #[arg(long)]
     uncompressed: bool,
-    /// Threads for the vocabulary crossing (0: all cores).
+    /// Threads for the subset construction and the vocabulary crossing (0: all cores); the artifact is the same for any number.
     #[arg(long, default_value_t = 0)]
     threads: usize,
     /// Complete within N tokens: every matcher starts with a budget of N

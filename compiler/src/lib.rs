@@ -77,7 +77,8 @@ pub struct Options {
     pub mask_width: Option<u32>,
     /// zstd level; `None` writes the raw payload.
     pub zstd_level: Option<i32>,
-    /// Worker threads for the crossing (0: all cores).
+    /// Worker threads for the subset construction and the crossing (0:
+    /// all cores). The artifact is the same for any number.
     pub threads: usize,
     /// `--max-tokens`: the token budget every matcher starts with, checked
     /// against the fewest tokens each entry needs. The tables that serve
@@ -196,6 +197,15 @@ pub fn compile(
 
 /// What the crossing needs of the vocabulary, built for one compile
 /// (a [`Compiler`] keeps it instead).
+/// The threads `opts` asks for: all cores for 0.
+pub(crate) fn threads(opts: &Options) -> usize {
+    if opts.threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        opts.threads
+    }
+}
+
 fn one_off(vocab: &Vocab, specials: &[u32]) -> cross::Prepared {
     cross::Prepared::new(
         &vocab::TokenText::new(vocab, specials),
@@ -296,11 +306,7 @@ fn compile_machine(
 
     progress(Progress::Start("cross"));
     let t = Instant::now();
-    let threads = if opts.threads == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        opts.threads
-    };
+    let threads = threads(opts);
     let masks = cross::masks(
         dfa,
         machine.names.as_ref(),

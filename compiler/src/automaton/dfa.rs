@@ -189,14 +189,15 @@ impl Dfa {
     pub fn determinize_named(
         nfa: &Nfa,
         max_states: usize,
+        threads: usize,
     ) -> Result<(SparseDfa, Vec<Vec<u32>>, NameColors), Limit> {
-        let (dfa, labels, sets) = subsets(nfa, max_states, true)?;
+        let (dfa, labels, sets) = subsets(nfa, max_states, true, threads)?;
         let colors = NameColors::of(nfa, &sets);
         Ok((dfa, labels, colors))
     }
 
     fn subsets(nfa: &Nfa, max_states: usize, labeled: bool) -> Result<(Dfa, Vec<Vec<u32>>), Limit> {
-        subsets(nfa, max_states, labeled).map(|(d, l, _)| (d.to_dense(), l))
+        subsets(nfa, max_states, labeled, 1).map(|(d, l, _)| (d.to_dense(), l))
     }
 
     /// Sends every move into a state from which no accepting state is

@@ -229,24 +229,25 @@ impl LoweredNfa {
             mut phases,
         } = self;
         let t = timed("determinize", progress);
-        let (dfa, labels, colors) = match dfa::Dfa::determinize_named(&nfa, opts.max_states) {
-            Ok(dfa) => dfa,
-            Err(limit) => {
-                let e = blame(limit.into());
-                let Some(r) = limit.region() else {
-                    return Err(e);
-                };
-                let tool = |t: u32| {
-                    tool_names
-                        .get(t as usize)
-                        .cloned()
-                        .unwrap_or_else(|| format!("#{t}"))
-                };
-                let at = region::describe(&nfa.regions, r, tool);
-                let message = format!("{e}; it was building {at}");
-                return Err(e.with_message(message));
-            }
-        };
+        let (dfa, labels, colors) =
+            match dfa::Dfa::determinize_named(&nfa, opts.max_states, crate::threads(opts)) {
+                Ok(dfa) => dfa,
+                Err(limit) => {
+                    let e = blame(limit.into());
+                    let Some(r) = limit.region() else {
+                        return Err(e);
+                    };
+                    let tool = |t: u32| {
+                        tool_names
+                            .get(t as usize)
+                            .cloned()
+                            .unwrap_or_else(|| format!("#{t}"))
+                    };
+                    let at = region::describe(&nfa.regions, r, tool);
+                    let message = format!("{e}; it was building {at}");
+                    return Err(e.with_message(message));
+                }
+            };
         let stats = DfaStats {
             nfa_states: nfa.states.len(),
             dfa_states: dfa.n_states(),

@@ -269,11 +269,27 @@ impl SparseDfa {
                 stack.push((tb as u32, 0));
             }
         }
-        let mut trans = vec![DEAD; order.len() * k];
-        for (new, &b) in order.iter().enumerate().skip(1) {
-            let (cs, ts) = self.moves(rep[b as usize]);
-            for (&c, &t) in cs.iter().zip(ts) {
-                trans[new * k + c as usize] = new_of_block[block_of[t as usize] as usize];
+        // Row `new` of the quotient: its representative's live moves,
+        // targets renumbered.
+        let row = |new: usize| {
+            let (cs, ts) = self.moves(rep[order[new] as usize]);
+            cs.iter()
+                .zip(ts)
+                .map(|(&c, &t)| (c as usize, new_of_block[block_of[t as usize] as usize]))
+        };
+        // The classes whose columns became equal merge before the dense
+        // table is laid out: a table of the old width, then compacted,
+        // was the largest allocation of a minimization and a pass over it
+        // (at 1,000 tools, 175,051 states x 111 -> 94 classes: 61 of the
+        // quotient's 108 ms).
+        let merged = merged_classes(k, order.len(), row);
+        let (remap, nk) = merged
+            .clone()
+            .unwrap_or_else(|| ((0..k as u16).collect(), k));
+        let mut trans = vec![DEAD; order.len() * nk];
+        for new in 1..order.len() {
+            for (c, t) in row(new) {
+                trans[new * nk + remap[c] as usize] = t;
             }
         }
         let accept = order
@@ -281,13 +297,15 @@ impl SparseDfa {
             .map(|&b| self.accept[rep[b as usize] as usize])
             .collect();
         let mut dfa = Dfa {
-            classes: self.classes,
-            n_classes: k,
+            classes: self.classes.map(|c| remap[c as usize] as u8),
+            n_classes: nk,
             trans,
             accept,
             start: 1,
         };
-        dfa.compact_classes();
+        if merged.is_none() {
+            dfa.compact_classes();
+        }
         let new_of = block_of.iter().map(|&b| new_of_block[b as usize]).collect();
         (dfa, new_of)
     }
@@ -296,6 +314,61 @@ impl SparseDfa {
     pub fn bytes(&self) -> usize {
         self.row.len() * 8 + self.target.len() * 5 + self.accept.len()
     }
+}
+
+/// The byte classes of a table of `n` rows over `k` classes, given by
+/// their live moves (`row(s)`: `(class, target)`, the dead state's row 0
+/// empty), with equal columns merged: each class's new class and their
+/// number. Kept classes are the first of their columns, in class order,
+/// as [`Dfa::compact_classes`] numbers them. Columns are compared by a
+/// hash and a count of their live moves, then every live move of a merged
+/// class is checked against the class it merges into; `None` if two
+/// different columns collided (the caller then compacts the dense table).
+fn merged_classes<I: Iterator<Item = (usize, u32)>>(
+    k: usize,
+    n: usize,
+    row: impl Fn(usize) -> I,
+) -> Option<(Vec<u16>, usize)> {
+    let mut hash = vec![0u64; k];
+    let mut count = vec![0u32; k];
+    for s in 1..n {
+        for (c, t) in row(s) {
+            let x = (s as u64) << 32 | t as u64;
+            hash[c] = (hash[c].rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+            count[c] += 1;
+        }
+    }
+    // Per class the first class of its (hash, count), itself if new.
+    let mut first: std::collections::HashMap<(u64, u32), usize> = Default::default();
+    let into: Vec<usize> = (0..k)
+        .map(|c| *first.entry((hash[c], count[c])).or_insert(c))
+        .collect();
+    // A merged column has as many live moves as its first one, so each of
+    // them matching the first's move in its row makes them equal.
+    let mut target = vec![DEAD; k];
+    for s in 1..n {
+        for (c, t) in row(s) {
+            target[c] = t;
+        }
+        let same = row(s).all(|(c, t)| target[into[c]] == t);
+        for (c, _) in row(s) {
+            target[c] = DEAD;
+        }
+        if !same {
+            return None;
+        }
+    }
+    let mut remap = vec![0u16; k];
+    let mut kept = 0;
+    for c in 0..k {
+        if into[c] == c {
+            remap[c] = kept;
+            kept += 1;
+        } else {
+            remap[c] = remap[into[c]];
+        }
+    }
+    Some((remap, kept as usize))
 }
 
 #[cfg(test)]
@@ -349,5 +422,56 @@ mod tests {
         // `b` no longer moves anywhere: its class merges with the bytes
         // that never did.
         assert_eq!(d.classes[b'b' as usize], d.classes[b'z' as usize]);
+    }
+    #[test]
+    fn merged_classes_are_what_compacting_the_dense_table_gives() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for _ in 0..200 {
+            let n = 2 + next(30) as usize;
+            let k = 1 + next(12) as usize;
+            // Each class copies an earlier column or gets its own, so that
+            // equal columns are common; row 0 is the dead state.
+            let own: Vec<Option<usize>> = (0..k)
+                .map(|c| (c > 0 && next(2) == 0).then(|| next(c as u64) as usize))
+                .collect();
+            let mut trans = vec![DEAD; n * k];
+            for s in 1..n {
+                for c in 0..k {
+                    trans[s * k + c] = match own[c] {
+                        Some(f) => trans[s * k + f],
+                        None if next(3) == 0 => next(n as u64) as u32,
+                        None => DEAD,
+                    };
+                }
+            }
+            let mut classes = [0u8; 256];
+            for (b, c) in classes.iter_mut().enumerate() {
+                *c = (b % k) as u8;
+            }
+            let dense = Dfa {
+                classes,
+                n_classes: k,
+                trans,
+                accept: vec![false; n],
+                start: 1,
+            };
+            let sparse = SparseDfa::from_dense(&dense);
+            let rows = |s: usize| {
+                let (cs, ts) = sparse.moves(s as u32);
+                cs.iter().zip(ts).map(|(&c, &t)| (c as usize, t))
+            };
+            let (remap, nk) = merged_classes(k, n, rows).expect("no collision");
+            let mut want = dense.clone();
+            want.compact_classes();
+            assert_eq!(nk, want.n_classes);
+            let got: Vec<u8> = classes.iter().map(|&c| remap[c as usize] as u8).collect();
+            assert_eq!(got, want.classes.to_vec());
+        }
     }
 }

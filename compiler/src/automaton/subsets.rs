@@ -105,22 +105,33 @@ impl Sets {
     }
 }
 
-/// Subset construction: the DFA, each state's regions when `labeled` (the
-/// sorted regions of its NFA states that read a byte, see
-/// [`crate::automaton::region`]), and each state's NFA states. Fails
-/// beyond `max_states` DFA states and on the compile's limits.
-pub(crate) fn subsets(
-    nfa: &Nfa,
-    max_states: usize,
-    labeled: bool,
-) -> Result<(SparseDfa, Vec<Vec<u32>>, Sets), Limit> {
-    let (classes, n_classes) = byte_classes(nfa);
+/// One thread's working space for expanding DFA states: a stamp per NFA
+/// state for the closures, their stack, one bucket of move targets per
+/// class and the set being closed.
+struct Scratch {
+    seen: Vec<u32>,
+    stamp: u32,
+    stack: Vec<u32>,
+    buckets: Vec<Vec<u32>>,
+    set: Vec<u32>,
+}
 
-    let mut stack = Vec::new();
-    let mut seen = vec![u32::MAX; nfa.states.len()];
-    let mut stamp = 0u32;
-    let mut closure = |set: &mut Vec<u32>| {
-        stamp += 1;
+impl Scratch {
+    fn new(nfa: &Nfa, n_classes: usize) -> Scratch {
+        Scratch {
+            seen: vec![u32::MAX; nfa.states.len()],
+            stamp: 0,
+            stack: Vec::new(),
+            buckets: vec![Vec::new(); n_classes],
+            set: Vec::new(),
+        }
+    }
+
+    /// Replaces `self.set` by its epsilon closure, sorted.
+    fn close(&mut self, nfa: &Nfa) {
+        self.stamp += 1;
+        let (seen, stamp, stack, set) =
+            (&mut self.seen, self.stamp, &mut self.stack, &mut self.set);
         stack.clear();
         for &s in set.iter() {
             if seen[s as usize] != stamp {
@@ -139,23 +150,144 @@ pub(crate) fn subsets(
             }
         }
         set.sort_unstable();
-    };
+    }
+}
+
+/// The moves of expanded DFA states, before their targets have ids: per
+/// state its moves in class order, each the class and either [`SAME`]
+/// (the previous class's target) or the index of its target set.
+#[derive(Default)]
+struct Expanded {
+    /// Per state, where its moves end in `moves`.
+    ends: Vec<usize>,
+    /// `(class, SAME or target set index)`.
+    moves: Vec<(u8, u32)>,
+    /// The target sets, each sorted, one after another.
+    items: Vec<u32>,
+    /// Per target set, where it ends in `items`.
+    set_end: Vec<usize>,
+    /// Per target set, its hash ([`Sets::hash_of`]).
+    hashes: Vec<u64>,
+}
+
+/// A move to the same target as the move of the class before it.
+const SAME: u32 = u32::MAX;
+
+impl Expanded {
+    fn clear(&mut self) {
+        self.ends.clear();
+        self.moves.clear();
+        self.items.clear();
+        self.set_end.clear();
+        self.hashes.clear();
+    }
+
+    fn set(&self, i: u32) -> &[u32] {
+        let start = if i == 0 {
+            0
+        } else {
+            self.set_end[i as usize - 1]
+        };
+        &self.items[start..self.set_end[i as usize]]
+    }
+
+    fn bytes(&self) -> usize {
+        self.ends.capacity() * 8
+            + self.moves.capacity() * 8
+            + self.items.capacity() * 4
+            + self.set_end.capacity() * 8
+            + self.hashes.capacity() * 8
+    }
+
+    /// Expands the DFA state whose NFA states are `from`: buckets each
+    /// class's move targets, then closes and hashes each bucket.
+    fn push(&mut self, nfa: &Nfa, classes: &[u8; 256], from: &[u32], sc: &mut Scratch) {
+        for b in sc.buckets.iter_mut() {
+            b.clear();
+        }
+        for &s in from {
+            for &(lo, hi, t) in &nfa.states[s as usize].ranges {
+                for bucket in
+                    &mut sc.buckets[classes[lo as usize] as usize..=classes[hi as usize] as usize]
+                {
+                    bucket.push(t);
+                }
+            }
+        }
+        for c in 0..sc.buckets.len() {
+            if sc.buckets[c].is_empty() {
+                continue;
+            }
+            // Neighbouring classes mostly move alike (a string body's
+            // characters): the same targets, pushed in the same order,
+            // make the same state, without a closure or a lookup.
+            if c > 0 && sc.buckets[c] == sc.buckets[c - 1] {
+                self.moves.push((c as u8, SAME));
+                continue;
+            }
+            sc.set.clear();
+            sc.set.extend_from_slice(&sc.buckets[c]);
+            sc.close(nfa);
+            self.moves.push((c as u8, self.hashes.len() as u32));
+            self.hashes.push(Sets::hash_of(&sc.set));
+            self.items.extend_from_slice(&sc.set);
+            self.set_end.push(self.items.len());
+        }
+        self.ends.push(self.moves.len());
+    }
+}
+
+/// The fewest unexpanded states for which expanding them on several
+/// threads pays for starting the threads (a state takes ~1 us).
+const PARALLEL_MIN: usize = 512;
+/// The most states expanded at once: bounds the expanded sets held.
+const BATCH: usize = 8192;
+
+/// Subset construction: the DFA, each state's regions when `labeled` (the
+/// sorted regions of its NFA states that read a byte, see
+/// [`crate::automaton::region`]), and each state's NFA states. Fails
+/// beyond `max_states` DFA states and on the compile's limits.
+///
+/// States are expanded in id order, their new target sets numbered in
+/// the order met, as one thread would. With `threads > 1`, once enough
+/// states wait, a batch of them is expanded (bucketed, closed, hashed:
+/// most of the work) on the threads, each a contiguous part, and then
+/// numbered in order on this thread: the same ids as one thread gives.
+pub(crate) fn subsets(
+    nfa: &Nfa,
+    max_states: usize,
+    labeled: bool,
+    threads: usize,
+) -> Result<(SparseDfa, Vec<Vec<u32>>, Sets), Limit> {
+    let (classes, n_classes) = byte_classes(nfa);
+    let threads = threads.clamp(1, 64);
+    // One thread's space; the others' once a batch is large enough.
+    let mut scratch = vec![Scratch::new(nfa, n_classes)];
+    let mut expanded = vec![Expanded::default()];
 
     let mut sets = Sets::new();
     let empty = sets.find(&[], Sets::hash_of(&[])).expect_err("new");
     sets.insert(&[], Sets::hash_of(&[]), empty);
-    let mut set = vec![nfa.start];
-    closure(&mut set);
-    let h = Sets::hash_of(&set);
-    let slot = sets.find(&set, h).expect_err("new");
-    sets.insert(&set, h, slot);
+    let sc = &mut scratch[0];
+    sc.set.clear();
+    sc.set.push(nfa.start);
+    sc.close(nfa);
+    let h = Sets::hash_of(&sc.set);
+    let slot = sets.find(&sc.set, h).expect_err("new");
+    sets.insert(&sc.set, h, slot);
     let mut dfa = SparseDfa::building(classes, n_classes);
-    let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); n_classes];
     let mut next = 1usize;
-    // The memory account: the NFA, the sets and the moves.
+    // The memory account: the NFA, the sets, the moves and the batch.
     let nfa_bytes = nfa.states.len() * crate::automaton::nfa::STATE_BYTES;
     while next < sets.len() {
-        let held = nfa_bytes + sets.bytes() + dfa.bytes();
+        let waiting = sets.len() - next;
+        let batch = if threads > 1 && waiting >= PARALLEL_MIN {
+            waiting.min(BATCH)
+        } else {
+            1
+        };
+        let batch_bytes: usize = expanded.iter().map(Expanded::bytes).sum();
+        let held = nfa_bytes + sets.bytes() + dfa.bytes() + batch_bytes;
         if let Err(limit) = crate::limits::check("determinize", held) {
             // Where the construction was: the region of the first NFA
             // state of the set being expanded that reads a byte.
@@ -167,48 +299,23 @@ pub(crate) fn subsets(
                 .map(|st| st.region);
             return Err(region.map_or(limit, |r| limit.in_region(r)));
         }
-        for b in buckets.iter_mut() {
-            b.clear();
+        let parts = if batch == 1 { 1 } else { threads };
+        while scratch.len() < parts {
+            scratch.push(Scratch::new(nfa, n_classes));
+            expanded.push(Expanded::default());
         }
-        for &s in sets.get(next as u32) {
-            for &(lo, hi, t) in &nfa.states[s as usize].ranges {
-                for bucket in
-                    &mut buckets[classes[lo as usize] as usize..=classes[hi as usize] as usize]
-                {
-                    bucket.push(t);
-                }
-            }
+        expand(
+            nfa,
+            &classes,
+            &sets,
+            next..next + batch,
+            &mut scratch[..parts],
+            &mut expanded[..parts],
+        );
+        for part in &expanded[..parts] {
+            number(part, &mut sets, &mut dfa, max_states)?;
         }
-        for c in 0..n_classes {
-            if buckets[c].is_empty() {
-                continue;
-            }
-            // Neighbouring classes mostly move alike (a string body's
-            // characters): the same targets, pushed in the same order,
-            // make the same state, without a closure or a lookup.
-            if c > 0 && buckets[c] == buckets[c - 1] {
-                let t = dfa.last_move(c - 1).expect("the previous class moved");
-                dfa.push_move(c, t);
-                continue;
-            }
-            set.clear();
-            set.extend_from_slice(&buckets[c]);
-            closure(&mut set);
-            let h = Sets::hash_of(&set);
-            let id = match sets.find(&set, h) {
-                Ok(id) => id,
-                Err(slot) => {
-                    if sets.len() >= max_states {
-                        return Err(Limit::DfaStates(max_states));
-                    }
-                    sets.insert(&set, h, slot)
-                }
-            };
-            debug_assert!(id != DEAD, "a closure of targets is never empty");
-            dfa.push_move(c, id);
-        }
-        dfa.push_row();
-        next += 1;
+        next += batch;
     }
     dfa.accept = sets
         .iter()
@@ -228,20 +335,159 @@ pub(crate) fn subsets(
                 }
             })
             .collect();
-        sets.iter()
-            .map(|set| {
-                let mut l: Vec<u32> = set
-                    .iter()
-                    .map(|&s| reads[s as usize])
-                    .filter(|&r| r != u32::MAX)
-                    .collect();
-                l.sort_unstable();
-                l.dedup();
-                l
-            })
-            .collect()
+        let label = |id: usize| {
+            let mut l: Vec<u32> = sets
+                .get(id as u32)
+                .iter()
+                .map(|&s| reads[s as usize])
+                .filter(|&r| r != u32::MAX)
+                .collect();
+            l.sort_unstable();
+            l.dedup();
+            l
+        };
+        // Millions of small lists at 10,000 tools: the threads share them.
+        in_parts(
+            sets.len(),
+            if sets.len() >= BATCH { threads } else { 1 },
+            |ids| ids.map(label).collect(),
+        )
     } else {
         Vec::new()
     };
     Ok((dfa, labels, sets))
+}
+
+/// Expands the states `range` into `out`, split in contiguous parts, one
+/// per scratch space, on that many threads (this one included).
+fn expand(
+    nfa: &Nfa,
+    classes: &[u8; 256],
+    sets: &Sets,
+    range: std::ops::Range<usize>,
+    scratch: &mut [Scratch],
+    out: &mut [Expanded],
+) {
+    let parts = out.len();
+    let per = range.len().div_ceil(parts);
+    let part = |i: usize| {
+        let lo = range.start + i * per;
+        lo.min(range.end)..(lo + per).min(range.end)
+    };
+    let run = |ids: std::ops::Range<usize>, sc: &mut Scratch, ex: &mut Expanded| {
+        ex.clear();
+        for id in ids {
+            ex.push(nfa, classes, sets.get(id as u32), sc);
+        }
+    };
+    if parts == 1 {
+        run(range, &mut scratch[0], &mut out[0]);
+        return;
+    }
+    std::thread::scope(|scope| {
+        let mut work = scratch.iter_mut().zip(out.iter_mut()).enumerate();
+        let (_, (sc0, ex0)) = work.next().expect("one part");
+        for (i, (sc, ex)) in work {
+            let ids = part(i);
+            scope.spawn(move || run(ids, sc, ex));
+        }
+        run(part(0), sc0, ex0);
+    });
+}
+
+/// `f` over `0..n` split in `parts` contiguous ranges, each on its own
+/// thread (this one included), results concatenated in order.
+fn in_parts<T: Send>(
+    n: usize,
+    parts: usize,
+    f: impl Fn(std::ops::Range<usize>) -> Vec<T> + Sync,
+) -> Vec<T> {
+    let per = n.div_ceil(parts.max(1)).max(1);
+    let ranges: Vec<_> = (0..n)
+        .step_by(per)
+        .map(|lo| lo..(lo + per).min(n))
+        .collect();
+    if ranges.len() <= 1 {
+        return f(0..n);
+    }
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = ranges[1..]
+            .iter()
+            .map(|r| {
+                let r = r.clone();
+                scope.spawn(move || f(r))
+            })
+            .collect();
+        let mut out = f(ranges[0].clone());
+        for h in handles {
+            out.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        }
+        out
+    })
+}
+
+/// Numbers the target sets of expanded states, in order, and adds their
+/// rows to `dfa`: a set met before gets its id, a new one the next id.
+fn number(
+    ex: &Expanded,
+    sets: &mut Sets,
+    dfa: &mut SparseDfa,
+    max_states: usize,
+) -> Result<(), Limit> {
+    let mut at = 0;
+    for &end in &ex.ends {
+        for &(c, target) in &ex.moves[at..end] {
+            let c = c as usize;
+            if target == SAME {
+                let t = dfa.last_move(c - 1).expect("the previous class moved");
+                dfa.push_move(c, t);
+                continue;
+            }
+            let (set, h) = (ex.set(target), ex.hashes[target as usize]);
+            let id = match sets.find(set, h) {
+                Ok(id) => id,
+                Err(slot) => {
+                    if sets.len() >= max_states {
+                        return Err(Limit::DfaStates(max_states));
+                    }
+                    sets.insert(set, h, slot)
+                }
+            };
+            debug_assert!(id != DEAD, "a closure of targets is never empty");
+            dfa.push_move(c, id);
+        }
+        dfa.push_row();
+        at = end;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::automaton::expr::Expr;
+
+    #[test]
+    fn threads_number_the_states_as_one_thread_does() {
+        // Hundreds of alternatives of one shape, so that hundreds of
+        // states wait at once (parallel batches), with string bodies
+        // (many classes moving alike) and shared suffixes.
+        let calls = (0..600).map(|i| {
+            Expr::seq([
+                Expr::lit(&format!("tool_{i}(\"")),
+                Expr::star(Expr::alt([Expr::lit("a"), Expr::lit("b"), Expr::lit("z")])),
+                Expr::lit(if i % 3 == 0 { "\", 1)" } else { "\")" }),
+            ])
+        });
+        let nfa = crate::automaton::nfa::build(&Expr::alt(calls), 1 << 20).unwrap();
+        let (one, one_labels, one_sets) = subsets(&nfa, 1 << 20, true, 1).unwrap();
+        assert!(one.n_states() > 2 * PARALLEL_MIN);
+        for threads in [2, 3, 8] {
+            let (dfa, labels, sets) = subsets(&nfa, 1 << 20, true, threads).unwrap();
+            assert_eq!(dfa, one, "{threads} threads");
+            assert_eq!(labels, one_labels);
+            assert!(sets.iter().eq(one_sets.iter()));
+        }
+    }
 }
