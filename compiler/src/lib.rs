@@ -356,7 +356,7 @@ fn compile_machine(
 
     progress(Progress::Start("write"));
     let t = Instant::now();
-    let meta = Meta::of(set, vocab, opts, &machine).to_json_string();
+    let meta = || Meta::of(set, vocab, opts, &machine).to_json_string();
     let (payload, forms) = write::payload(&write::Input {
         dfa,
         entries: &machine.entries,
@@ -367,6 +367,7 @@ fn compile_machine(
         mask_width,
         max_tokens: opts.max_tokens,
         meta: &meta,
+        threads,
     })?;
     let payload_bytes = payload.len();
     let artifact = match opts.zstd_level {
