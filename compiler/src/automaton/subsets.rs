@@ -127,6 +127,14 @@ impl Scratch {
         }
     }
 
+    /// Bytes held, for the memory account (a stamp per NFA state).
+    fn bytes(&self) -> usize {
+        self.seen.capacity() * 4
+            + self.stack.capacity() * 4
+            + self.set.capacity() * 4
+            + self.buckets.iter().map(|b| b.capacity() * 4).sum::<usize>()
+    }
+
     /// Replaces `self.set` by its epsilon closure, sorted.
     fn close(&mut self, nfa: &Nfa) {
         self.stamp += 1;
@@ -277,7 +285,8 @@ pub(crate) fn subsets(
     sets.insert(&sc.set, h, slot);
     let mut dfa = SparseDfa::building(classes, n_classes);
     let mut next = 1usize;
-    // The memory account: the NFA, the sets, the moves and the batch.
+    // The memory account: the NFA, the sets, the moves, the batch and the
+    // threads' scratch spaces.
     let nfa_bytes = nfa.states.len() * crate::automaton::nfa::STATE_BYTES;
     while next < sets.len() {
         let waiting = sets.len() - next;
@@ -286,7 +295,8 @@ pub(crate) fn subsets(
         } else {
             1
         };
-        let batch_bytes: usize = expanded.iter().map(Expanded::bytes).sum();
+        let batch_bytes: usize = expanded.iter().map(Expanded::bytes).sum::<usize>()
+            + scratch.iter().map(Scratch::bytes).sum::<usize>();
         let held = nfa_bytes + sets.bytes() + dfa.bytes() + batch_bytes;
         if let Err(limit) = crate::limits::check("determinize", held) {
             // Where the construction was: the region of the first NFA
