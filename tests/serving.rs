@@ -400,12 +400,12 @@ fn owned_matchers_outlive_their_handle_and_cross_threads() {
 /// Where decoding spends its steps (a state with a byte loop: a string
 /// body, digits), the mask is a copy or a short list, never a long list
 /// (each id of a list costs a store); elsewhere long lists stay, for
-/// memory. The bound is the compiler's `HOT_LIST_FRACTION`.
+/// memory. The bound restates the compiler's `HOT_LIST_FRACTION` (words
+/// / 64) rather than reading it, so that changing it is seen here.
 #[test]
 fn looping_states_serve_copies_or_short_lists() {
     let shared = weather();
     let g = shared.grammar();
-    // The compiler's `HOT_LIST_FRACTION`, restated: the contract, not its value.
     let short = g.mask_words() / 64;
     let (mut hot, mut cold_long) = (0, 0);
     for s in 1..g.state_count() as u32 {

@@ -195,8 +195,6 @@ pub fn compile(
     })
 }
 
-/// What the crossing needs of the vocabulary, built for one compile
-/// (a [`Compiler`] keeps it instead).
 /// The threads `opts` asks for: all cores for 0.
 pub(crate) fn threads(opts: &Options) -> usize {
     if opts.threads == 0 {
@@ -206,6 +204,8 @@ pub(crate) fn threads(opts: &Options) -> usize {
     }
 }
 
+/// What the crossing needs of the vocabulary, built for one compile
+/// (a [`Compiler`] keeps it instead).
 fn one_off(vocab: &Vocab, specials: &[u32]) -> cross::Prepared {
     cross::Prepared::new(
         &vocab::TokenText::new(vocab, specials),

@@ -283,9 +283,8 @@ impl SparseDfa {
         // (at 1,000 tools, 175,051 states x 111 -> 94 classes: 61 of the
         // quotient's 108 ms).
         let merged = merged_classes(k, order.len(), row);
-        let (remap, nk) = merged
-            .clone()
-            .unwrap_or_else(|| ((0..k as u16).collect(), k));
+        let collided = merged.is_none();
+        let (remap, nk) = merged.unwrap_or_else(|| ((0..k as u16).collect(), k));
         let mut trans = vec![DEAD; order.len() * nk];
         for new in 1..order.len() {
             for (c, t) in row(new) {
@@ -303,7 +302,7 @@ impl SparseDfa {
             accept,
             start: 1,
         };
-        if merged.is_none() {
+        if collided {
             dfa.compact_classes();
         }
         let new_of = block_of.iter().map(|&b| new_of_block[b as usize]).collect();
@@ -423,6 +422,7 @@ mod tests {
         // that never did.
         assert_eq!(d.classes[b'b' as usize], d.classes[b'z' as usize]);
     }
+
     #[test]
     fn merged_classes_are_what_compacting_the_dense_table_gives() {
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
