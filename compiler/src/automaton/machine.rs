@@ -335,7 +335,8 @@ impl Front {
         // Name states of different colours are kept apart, so that a
         // one-tool matcher reads each state's colour exactly (DESIGN.md §3).
         let (dfa, new_of, names) = if colors.any() {
-            let (dfa, new_of, color) = sparse.minimize_colored(&colors.color)?;
+            let (dfa, new_of, color) =
+                sparse.minimize_colored(&colors.color, crate::threads(opts))?;
             let names = ToolNames {
                 tools: Vec::new(),
                 colors: dfa::NameColors {
@@ -345,7 +346,7 @@ impl Front {
             };
             (dfa, new_of, Some(names))
         } else {
-            let (dfa, new_of) = sparse.minimize()?;
+            let (dfa, new_of) = sparse.minimize(crate::threads(opts))?;
             (dfa, new_of, None)
         };
         drop(sparse);

@@ -15,7 +15,7 @@ impl Dfa {
     /// Merges states with equal languages (see [`SparseDfa::minimize`]).
     /// Returns the new number of each old state ([`UNREACHED`] for none).
     pub fn minimize(&mut self) -> Result<Vec<u32>, Limit> {
-        let (dfa, new_of) = SparseDfa::from_dense(self).minimize()?;
+        let (dfa, new_of) = SparseDfa::from_dense(self).minimize(1)?;
         *self = dfa;
         Ok(new_of)
     }
@@ -23,7 +23,7 @@ impl Dfa {
     /// [`SparseDfa::minimize_colored`] on a dense table. Returns the new
     /// number of each old state, and each new state's colour.
     pub fn minimize_colored(&mut self, colors: &[u32]) -> Result<(Vec<u32>, Vec<u32>), Limit> {
-        let (dfa, new_of, color) = SparseDfa::from_dense(self).minimize_colored(colors)?;
+        let (dfa, new_of, color) = SparseDfa::from_dense(self).minimize_colored(colors, 1)?;
         *self = dfa;
         Ok((new_of, color))
     }
@@ -34,10 +34,11 @@ impl SparseDfa {
     /// [`SparseDfa::prune`]; the result is trimmed and numbered as
     /// [`SparseDfa::quotient`] does. Returns it and the new number of each
     /// old state ([`UNREACHED`] for none), which carries what is known per
-    /// state across.
-    pub fn minimize(&self) -> Result<(Dfa, Vec<u32>), Limit> {
+    /// state across. `threads` share the signature rounds (see
+    /// [`SparseDfa::refine`]); the result is the same for any number.
+    pub fn minimize(&self, threads: usize) -> Result<(Dfa, Vec<u32>), Limit> {
         let keys: Vec<u32> = self.accept.iter().map(|&a| a as u32).collect();
-        let blocks = self.refine(&keys)?;
+        let blocks = self.refine(&keys, threads)?;
         Ok(self.quotient(&blocks))
     }
 
@@ -46,7 +47,11 @@ impl SparseDfa {
     /// coarsest quotient in which merged states have the same language and
     /// the same colour along every path. Returns it, the new number of
     /// each old state, and each new state's colour.
-    pub fn minimize_colored(&self, colors: &[u32]) -> Result<(Dfa, Vec<u32>, Vec<u32>), Limit> {
+    pub fn minimize_colored(
+        &self,
+        colors: &[u32],
+        threads: usize,
+    ) -> Result<(Dfa, Vec<u32>, Vec<u32>), Limit> {
         let keys: Vec<u32> = colors
             .iter()
             .zip(&self.accept)
@@ -56,7 +61,7 @@ impl SparseDfa {
                 c << 1 | a as u32
             })
             .collect();
-        let blocks = self.refine(&keys)?;
+        let blocks = self.refine(&keys, threads)?;
         drop(keys);
         let (dfa, new_of) = self.quotient(&blocks);
         let mut color = vec![0; dfa.n_states()];
@@ -76,18 +81,19 @@ impl SparseDfa {
     /// the `m` live moves, not over `states x classes`.
     /// Blocks start as the states of equal signatures (hashes of Moore
     /// rounds, see `signatures`): a partition finer than "equal `keys`"
-    /// and coarser than the answer, so the loop only has less to split.
+    /// and coarser than the answer, so the loop only has less to split;
+    /// `threads` compute the rounds.
     /// Returns each state's
     /// block: states in one block have the same language and the same keys
     /// along every word, and states in different blocks do not.
     /// Fails only on the compile's limits ([`crate::limits`]).
-    pub fn refine(&self, keys: &[u32]) -> Result<Vec<u32>, Limit> {
-        self.refine_after(keys, SIGNATURE_ROUNDS)
+    pub fn refine(&self, keys: &[u32], threads: usize) -> Result<Vec<u32>, Limit> {
+        self.refine_after(keys, SIGNATURE_ROUNDS, threads)
     }
 
     /// [`SparseDfa::refine`] from the signatures of `rounds` Moore rounds
     /// (any number gives the same answer, only sooner or later).
-    fn refine_after(&self, keys: &[u32], rounds: usize) -> Result<Vec<u32>, Limit> {
+    fn refine_after(&self, keys: &[u32], rounds: usize, threads: usize) -> Result<Vec<u32>, Limit> {
         let n = self.n_states();
         let mut moves = Moves::of(self);
         // The account: the automaton, the moves (four words each, with the
@@ -95,7 +101,7 @@ impl SparseDfa {
         let held = self.bytes() + moves.len() * 29 + n * 40;
         crate::limits::check("minimize", held)?;
         let mut every = crate::limits::Every::new(256);
-        let sig = self.signatures(keys, rounds);
+        let sig = self.signatures(keys, rounds, threads);
         let mut order: Vec<u32> = (0..n as u32).collect();
         order.sort_unstable_by_key(|&s| (sig[s as usize], s));
         let mut blocks = Partition::grouped(order, |s| sig[s as usize]);
@@ -141,9 +147,8 @@ impl SparseDfa {
     /// with different hashes differ in language or keys, so the hashes
     /// are a valid first partition for [`SparseDfa::refine`] (a
     /// collision only leaves refinement more to split).
-    fn signatures(&self, keys: &[u32], rounds: usize) -> Vec<u64> {
+    fn signatures(&self, keys: &[u32], rounds: usize, threads: usize) -> Vec<u64> {
         let n = self.n_states();
-        let mix = |h: u64, x: u64| (h ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
         let mut h: Vec<u64> = (0..n as u32)
             .map(|s| {
                 let (cs, _) = self.moves(s);
@@ -153,17 +158,52 @@ impl SparseDfa {
             })
             .collect();
         let mut next = vec![0u64; n];
+        // A round reads only the last one's hashes, so its states split
+        // into parts that threads compute alone: the same hashes for any
+        // number of threads. Below PARALLEL_ROUND states a thread costs
+        // more than it saves.
+        let threads = if n < PARALLEL_ROUND {
+            1
+        } else {
+            threads.max(1)
+        };
+        let part = n.div_ceil(threads).max(1);
         for _ in 0..rounds {
-            for s in 0..n as u32 {
-                let (cs, ts) = self.moves(s);
-                next[s as usize] = cs.iter().zip(ts).fold(h[s as usize], |acc, (&c, &t)| {
-                    mix(mix(acc, c as u64), h[t as usize])
-                });
-            }
+            std::thread::scope(|scope| {
+                let h = &h;
+                let mut parts = next.chunks_mut(part).enumerate();
+                let first = parts.next();
+                for (i, out) in parts {
+                    scope.spawn(move || self.round(h, i * part, out));
+                }
+                if let Some((_, out)) = first {
+                    self.round(h, 0, out);
+                }
+            });
             std::mem::swap(&mut h, &mut next);
         }
         h
     }
+
+    /// One Moore round for the states from `first` on, one per entry of
+    /// `out`: each state's hash with its moves' classes and targets'
+    /// hashes in `h`.
+    fn round(&self, h: &[u64], first: usize, out: &mut [u64]) {
+        for (s, o) in (first as u32..).zip(out) {
+            let (cs, ts) = self.moves(s);
+            *o = cs.iter().zip(ts).fold(h[s as usize], |acc, (&c, &t)| {
+                mix(mix(acc, c as u64), h[t as usize])
+            });
+        }
+    }
+}
+
+/// The fewest states for which a signature round is split among threads.
+const PARALLEL_ROUND: usize = 1 << 16;
+
+/// One step of a signature's hash.
+fn mix(h: u64, x: u64) -> u64 {
+    (h ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29)
 }
 
 /// The live moves of a DFA (those not into the dead state), numbered as
@@ -565,6 +605,29 @@ mod tests {
         }
     }
 
+    /// Threads compute a signature round in parts: every part's hashes
+    /// are those one thread computes (an automaton above the size where
+    /// rounds are split).
+    #[test]
+    fn threads_give_one_threads_signatures() {
+        let mut d = random_dfa(8, PARALLEL_ROUND + 4_321, 4);
+        assert!(d.trim());
+        let sparse = SparseDfa::from_dense(&d);
+        assert!(
+            sparse.n_states() >= PARALLEL_ROUND,
+            "{} states: too few to split",
+            sparse.n_states()
+        );
+        let keys: Vec<u32> = (0..sparse.n_states() as u32).map(|s| s % 5).collect();
+        let one = sparse.signatures(&keys, 6, 1);
+        for threads in [2, 3, 8] {
+            assert!(
+                sparse.signatures(&keys, 6, threads) == one,
+                "{threads} threads"
+            );
+        }
+    }
+
     /// The refinement loop, not the signatures, guarantees the answer:
     /// starting it from the keys alone (0 rounds, where it does all the
     /// splitting) or from a few rounds gives the same blocks as the
@@ -581,9 +644,9 @@ mod tests {
                 .map(|s| (s % (1 + seed as u32 % 3)) << 1 | d.accept[s as usize] as u32)
                 .collect();
             let sparse = SparseDfa::from_dense(&d);
-            let want = sparse.refine(&keys).unwrap();
+            let want = sparse.refine(&keys, 1).unwrap();
             for rounds in [0, 1, 2, 5] {
-                let got = sparse.refine_after(&keys, rounds).unwrap();
+                let got = sparse.refine_after(&keys, rounds, 1).unwrap();
                 // The same partition, whatever the block numbers.
                 for s in 0..want.len() {
                     for t in s + 1..want.len() {

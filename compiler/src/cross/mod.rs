@@ -287,7 +287,8 @@ pub fn masks(
         walks: &walks,
         held,
     };
-    let (succ, edge_visits) = cross.token_edges(threads)?;
+    let color = names.map(|n| n.colors.color.as_slice());
+    let (succ, edge_visits) = cross.token_edges(color, threads)?;
     cross.check_writable(&succ)?;
     let distance = cross.distances(&succ);
     let token_dead = (1..n)
@@ -331,6 +332,10 @@ struct Successors {
     /// `n_states + 1` offsets into `list`.
     index: Vec<u32>,
     list: Vec<u32>,
+    /// Per state, whether some token's bytes from it pass through a
+    /// coloured state (a tool name's): the states a one-tool matcher
+    /// must check (see `Cross::tool_tables`). Empty without colours.
+    touches: Vec<bool>,
 }
 
 impl Successors {
@@ -357,6 +362,22 @@ struct Edges {
     visited: usize,
 }
 
+/// A built DFA's moves that note whether one enters a coloured state.
+struct Watch<'d> {
+    dfa: &'d Dfa,
+    color: &'d [u32],
+    touched: bool,
+}
+
+impl crate::automaton::dfa::Moves for Watch<'_> {
+    #[inline]
+    fn step(&mut self, s: u32, byte: u8) -> u32 {
+        let t = self.dfa.next(s, byte);
+        self.touched |= self.color[t as usize] != 0;
+        t
+    }
+}
+
 /// A pass 3 thread's scratch and distinct masks.
 struct Tiers<'w> {
     set: MaskSet,
@@ -381,8 +402,13 @@ impl<'a> Cross<'a> {
     }
 
     /// Pass 1: every served state's token successors, and the trie nodes
-    /// visited.
-    fn token_edges(&self, threads: usize) -> Result<(Successors, usize), Limit> {
+    /// visited; with the states' `color`s, also which states' tokens pass
+    /// through a coloured state.
+    fn token_edges(
+        &self,
+        color: Option<&[u32]>,
+        threads: usize,
+    ) -> Result<(Successors, usize), Limit> {
         let n = self.dfa.n_states();
         let (blocks, walkers) = par_blocks(
             n,
@@ -396,14 +422,19 @@ impl<'a> Cross<'a> {
             |range, w| {
                 let mut succ = Vec::new();
                 let mut len = Vec::with_capacity(range.len());
+                let mut touches = Vec::new();
                 for s in range {
                     let before = succ.len();
+                    let mut touched = false;
                     if s as u32 != DEAD && self.served[s] {
-                        self.successors_of(s as u32, w, &mut succ);
+                        touched = self.successors_of(s as u32, color, w, &mut succ);
                     }
                     len.push((succ.len() - before) as u32);
+                    if color.is_some() {
+                        touches.push(touched);
+                    }
                 }
-                (succ, len)
+                (succ, len, touches)
             },
         )?;
         let visited: usize = walkers.iter().map(|w| w.visited).sum();
@@ -413,28 +444,59 @@ impl<'a> Cross<'a> {
         let mut index = Vec::with_capacity(n + 1);
         index.push(0u32);
         let mut list: Vec<u32> = Vec::new();
-        for (_, (part, lens)) in blocks {
+        let mut touches = Vec::new();
+        for (_, (part, lens, touched)) in blocks {
             list.extend_from_slice(&part);
             for l in lens {
                 index.push(index[index.len() - 1] + l);
             }
+            touches.extend(touched);
         }
-        Ok((Successors { index, list }, visited))
+        let succ = Successors {
+            index,
+            list,
+            touches,
+        };
+        Ok((succ, visited))
     }
 
     /// Appends the distinct states the tokens of `s` end in to `succ`.
-    fn successors_of(&self, s: u32, w: &mut Edges, succ: &mut Vec<u32>) {
+    /// With `color`, returns whether a token's bytes from `s` pass through
+    /// a coloured state: `s` itself, a state of its region, or one its
+    /// walk steps into.
+    fn successors_of(
+        &self,
+        s: u32,
+        color: Option<&[u32]>,
+        w: &mut Edges,
+        succ: &mut Vec<u32>,
+    ) -> bool {
         let Edges {
             stack,
             stamp,
             visited,
         } = w;
-        *visited += self.walk(s, stack, |next, _| {
+        let region = self.walks.get(s);
+        let record = |next: u32, _: Found<'_, '_>| {
             if stamp[next as usize] != s {
                 stamp[next as usize] = s;
                 succ.push(next);
             }
-        });
+        };
+        let Some(color) = color else {
+            *visited += walk_from(self.trie, self.dfa, self.start(s), s, stack, record);
+            return false;
+        };
+        let mut watch = Watch {
+            dfa: self.dfa,
+            color,
+            touched: color[s as usize] != 0,
+        };
+        if let Some((_, states)) = region {
+            watch.touched |= states.iter().any(|&q| color[q as usize] != 0);
+        }
+        *visited += walk_from(self.trie, &mut watch, self.start(s), s, stack, record);
+        watch.touched
     }
 
     /// The walk of `s`'s tokens, through its region's cached inside walk
@@ -444,7 +506,17 @@ impl<'a> Cross<'a> {
     /// ([`Found::Inside`]). Each token is
     /// seen once, as in the plain walk. Returns the trie nodes visited.
     fn walk(&self, s: u32, stack: &mut Vec<u32>, f: impl FnMut(u32, Found<'_, 'a>)) -> usize {
-        walk_from(self.trie, self.dfa, self.walks.get(s), s, stack, f)
+        walk_from(self.trie, self.dfa, self.start(s), s, stack, f)
+    }
+
+    /// How the walk of `s` covers the trie: through its region, else from
+    /// its live bytes where its runs are kept.
+    fn start(&self, s: u32) -> Start<'a, 'a> {
+        match (self.walks.get(s), self.walks.runs(s)) {
+            (Some((part, states)), _) => Start::Region(part, states),
+            (None, Some(runs)) => Start::Live(runs),
+            (None, None) => Start::Whole,
+        }
     }
 
     /// Fails on the first served state with no token at all: the
@@ -610,20 +682,45 @@ impl<'a> Cross<'a> {
     }
 }
 
-/// The walk of `s`'s tokens over `trie`, through `region` (the inside walk
-/// of `s`'s region and its states in key order) when `s` has one: `f` gets
-/// the tokens that stay inside grouped by the state they end in, then
-/// each exit's subtree walked plainly. Returns the trie nodes visited.
+/// How a walk of one state's tokens covers the trie.
+enum Start<'w, 'r> {
+    /// Through the state's region: its inside walk, and the region's
+    /// states in the walk's key order.
+    Region(&'w regions::Inside, &'r [u32]),
+    /// The whole trie from the live bytes of the state's byte runs.
+    Live(&'r [(u8, u32)]),
+    /// The whole trie, every first byte tried.
+    Whole,
+}
+
+impl<'w, 'r> Start<'w, 'r> {
+    /// Through `region` when there is one, else from every first byte.
+    fn region(region: Option<(&'w regions::Inside, &'r [u32])>) -> Start<'w, 'r> {
+        region.map_or(Start::Whole, |(part, states)| Start::Region(part, states))
+    }
+}
+
+/// The walk of `s`'s tokens over `trie` as `start` says: through a region,
+/// `f` gets the tokens that stay inside grouped by the state they end in,
+/// then each exit's subtree walked plainly. Returns the trie nodes visited.
 fn walk_from<'w>(
     trie: &TokenTrie,
     mut dfa: impl crate::automaton::dfa::Moves,
-    region: Option<(&'w regions::Inside, &[u32])>,
+    start: Start<'w, '_>,
     s: u32,
     stack: &mut Vec<u32>,
     mut f: impl FnMut(u32, Found<'_, 'w>),
 ) -> usize {
-    let Some((part, states)) = region else {
-        return trie.walk_with(dfa, s, stack, |next, ids| f(next, Found::Ids(ids)));
+    let (part, states) = match start {
+        Start::Region(part, states) => (part, states),
+        Start::Live(runs) => {
+            return trie.walk_with(dfa, s, Some(runs), stack, |next, ids| {
+                f(next, Found::Ids(ids))
+            })
+        }
+        Start::Whole => {
+            return trie.walk_with(dfa, s, None, stack, |next, ids| f(next, Found::Ids(ids)))
+        }
     };
     for (q, toks) in &part.ends {
         f(states[*q as usize], Found::Inside(toks));
@@ -706,11 +803,13 @@ impl Cross<'_> {
     /// state's gates, and per-tool distances where they differ from the
     /// distances over all tools (within [`TOOL_DISTANCE_LIMIT`]).
     ///
-    /// Only states within a token's length (in bytes) of a coloured state
-    /// can have a token whose walk a one-tool matcher checks; they are
-    /// walked again, tracking for each token the ranks of the tools whose
-    /// matcher may take it. Every other state's edges are its `succ`, free
-    /// for every tool.
+    /// Only a state some token of which passes through a coloured state
+    /// (pass 1 noted which: `succ.touches`) can have a token whose walk a
+    /// one-tool matcher checks; those are walked again, tracking for each
+    /// token the ranks of the tools whose matcher may take it. Every other
+    /// state's edges are its `succ`, free for every tool. (Before pass 1
+    /// noted them, every state within a token's length of a coloured state
+    /// was walked again: 116,076 states at 1,000 tools, against 58,123.)
     fn tool_tables(
         &self,
         names: &ToolNames,
@@ -761,44 +860,11 @@ impl Cross<'_> {
         };
         let how = trie::Constrained { dfa, all, step };
 
-        // States within a token's length of a coloured state.
-        let k = dfa.n_classes;
-        let (rstart, rpred) = group_by(
-            n,
-            (0..n).flat_map(|s| {
-                let row = &dfa.trans[s * k..(s + 1) * k];
-                row.iter()
-                    .filter(|&&t| t != DEAD)
-                    .map(move |&t| (t, s as u32))
-            }),
-        );
-        let mut depth = vec![u32::MAX; n];
-        let mut queue = std::collections::VecDeque::new();
-        for s in 1..n {
-            if color[s] != 0 {
-                depth[s] = 0;
-                queue.push_back(s as u32);
-            }
-        }
-        let max_depth = self.trie.max_depth as u32;
-        while let Some(t) = queue.pop_front() {
-            let d = depth[t as usize];
-            if d >= max_depth {
-                continue;
-            }
-            for &p in &rpred[rstart[t as usize] as usize..rstart[t as usize + 1] as usize] {
-                if depth[p as usize] == u32::MAX {
-                    depth[p as usize] = d + 1;
-                    queue.push_back(p);
-                }
-            }
-        }
-        drop((rstart, rpred));
+        // The states some token of which passes through a coloured state
+        // (pass 1 found them): every other state's tokens are free.
         let candidates: Vec<u32> = (1..n as u32)
-            .filter(|&s| depth[s as usize] != u32::MAX && self.served[s as usize])
+            .filter(|&s| self.served[s as usize] && succ.touches[s as usize])
             .collect();
-        drop(depth);
-
         // Their edges, walked again with constraints.
         let (blocks, _) = par_blocks(
             candidates.len(),
@@ -833,15 +899,18 @@ impl Cross<'_> {
                     // constraint.
                     match self.uncoloured_region(s, color) {
                         None => {
-                            self.trie.walk_constrained(&how, None, s, stack, found);
+                            let whole = trie::Nodes::Whole(self.walks.runs(s));
+                            self.trie.walk_constrained(&how, whole, s, stack, found);
                         }
                         Some((part, states)) => {
                             for (q, _) in &part.ends {
                                 found(states[*q as usize], all, false);
                             }
                             for &(node, q) in &part.exits {
-                                let range =
-                                    Some((node as usize, self.trie.end[node as usize] as usize));
+                                let range = trie::Nodes::Subtree(
+                                    node as usize,
+                                    self.trie.end[node as usize] as usize,
+                                );
                                 let before = states[q as usize];
                                 self.trie
                                     .walk_constrained(&how, range, before, stack, &mut found);
@@ -886,7 +955,11 @@ impl Cross<'_> {
                 list.extend_from_slice(free_of(s));
                 index.push(list.len() as u32);
             }
-            Successors { index, list }
+            Successors {
+                index,
+                list,
+                touches: Vec::new(),
+            }
         };
         let dist0 = self.distances(&free_succ);
         drop(free_succ);

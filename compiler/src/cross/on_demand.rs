@@ -27,7 +27,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::regions::Regions;
-use super::{walk_from, Found, Prepared};
+use super::{walk_from, Found, Prepared, Start};
 use crate::automaton::dfa::DEAD;
 use crate::automaton::lazy::LazyDfa;
 use crate::automaton::nfa::Nfa;
@@ -160,7 +160,8 @@ impl OnDemand {
             // The states tokens lead to, for the budget (checked after the
             // walk, which holds the DFA).
             let mut reached = Vec::new();
-            walk_from(&p.trie, &mut *dfa, region, s, &mut stack, |next, found| {
+            let start = Start::region(region);
+            walk_from(&p.trie, &mut *dfa, start, s, &mut stack, |next, found| {
                 if left.is_some() {
                     reached.push(next);
                 }

@@ -183,15 +183,22 @@ impl Regions {
 
     /// The region of `s`: the states reached from `s` by moves that stay
     /// inside (see [`WIDE_STATE`]), breadth-first in byte order, at most
-    /// [`MAX_REGION_STATES`], `s` first. `None` when that is `s` alone and
-    /// `s` does not move to itself: the plain walk is as cheap.
-    fn region(&self, dfa: &mut impl Rows, s: u32, runs: &mut Vec<(u8, u32)>) -> Option<Vec<u32>> {
-        let mut states = vec![s];
-        let mut widths: Vec<(u32, u32)> = Vec::new();
+    /// [`MAX_REGION_STATES`], `s` first, into `k.members`. False when that
+    /// is `s` alone and `s` does not move to itself: the plain walk is as
+    /// cheap.
+    fn region(&self, dfa: &mut impl Rows, s: u32, k: &mut KeyScratch) -> bool {
+        let KeyScratch {
+            runs,
+            widths,
+            members,
+            ..
+        } = k;
+        members.clear();
+        members.push(s);
         let mut looped = false;
         let mut i = 0;
-        while i < states.len() && states.len() < MAX_REGION_STATES {
-            dfa.byte_runs(states[i], &self.class_runs, runs);
+        while i < members.len() && members.len() < MAX_REGION_STATES {
+            dfa.byte_runs(members[i], &self.class_runs, runs);
             widths.clear();
             for (t, width) in run_widths(runs).filter(|&(t, _)| t != DEAD) {
                 match widths.iter_mut().find(|w| w.0 == t) {
@@ -199,18 +206,18 @@ impl Regions {
                     None => widths.push((t, width)),
                 }
             }
-            for &(t, width) in &widths {
+            for &(t, width) in widths.iter() {
                 if width < WIDE_MOVE && dfa.live_bytes(t) < WIDE_STATE {
                     continue;
                 }
                 looped |= t == s;
-                if !states.contains(&t) && states.len() < MAX_REGION_STATES {
-                    states.push(t);
+                if !members.contains(&t) && members.len() < MAX_REGION_STATES {
+                    members.push(t);
                 }
             }
             i += 1;
         }
-        (states.len() > 1 || looped).then_some(states)
+        members.len() > 1 || looped
     }
 
     /// The canonical key of the region of `s`, and the region's states
@@ -219,15 +226,25 @@ impl Regions {
     /// the key lists runs of bytes with the same code (a local index,
     /// [`CODE_DEAD`] or [`CODE_EXIT`]) as `byte << 16 | code`, behind the
     /// run count. The key holds every move between the region's states, so
-    /// the walk inside the region is a function of the key.
-    pub fn key(&self, dfa: &Dfa, s: u32) -> Option<(Vec<u32>, Vec<u32>)> {
-        self.key_in(&mut Built { dfa, regions: self }, s)
+    /// the walk inside the region is a function of the key. Over any
+    /// [`Rows`]: a built DFA's, or a lazy DFA's.
+    pub fn key_in(&self, dfa: &mut impl Rows, s: u32) -> Option<(Vec<u32>, Vec<u32>)> {
+        let mut k = KeyScratch::default();
+        let states = self.key_into(dfa, s, &mut k)?;
+        Some((k.key, states))
     }
 
-    /// [`Regions::key`] over any [`Rows`] (a lazy DFA's).
-    pub fn key_in(&self, dfa: &mut impl Rows, s: u32) -> Option<(Vec<u32>, Vec<u32>)> {
-        let mut runs = Vec::new();
-        let members = self.region(dfa, s, &mut runs)?;
+    /// [`Regions::key_in`] with the key left in `k.key`, and every other
+    /// buffer reused from one call to the next: a key per state with a
+    /// region (70,745 at 1,000 tools) spent a third of its time growing
+    /// fresh vectors.
+    fn key_into(&self, dfa: &mut impl Rows, s: u32, k: &mut KeyScratch) -> Option<Vec<u32>> {
+        if !self.region(dfa, s, k) {
+            return None;
+        }
+        let KeyScratch {
+            runs, members, key, ..
+        } = k;
         // Both looked up once per run: a scan of up to 64 states each was
         // most of the key's cost at 10,000 tools.
         let mut inside = StateIndex::default();
@@ -236,17 +253,18 @@ impl Regions {
         }
         let mut local = StateIndex::default();
         local.insert(s, 0);
-        let mut states = vec![s];
-        let mut key = Vec::new();
+        let mut states = Vec::with_capacity(members.len());
+        states.push(s);
+        key.clear();
         let mut i = 0;
         while i < states.len() {
             // Runs in byte order, so states are numbered in byte order,
             // whatever the classes' numbering.
-            dfa.byte_runs(states[i], &self.class_runs, &mut runs);
+            dfa.byte_runs(states[i], &self.class_runs, runs);
             let at = key.len();
             key.push(0);
             let mut last = u32::MAX;
-            for &(b, t) in &runs {
+            for &(b, t) in runs.iter() {
                 let code = if t == DEAD {
                     CODE_DEAD
                 } else if let Some(j) = local.get(t) {
@@ -266,8 +284,17 @@ impl Regions {
             }
             i += 1;
         }
-        Some((key, states))
+        Some(states)
     }
+}
+
+/// The buffers of one thread's region keys.
+#[derive(Default)]
+struct KeyScratch {
+    runs: Vec<(u8, u32)>,
+    widths: Vec<(u32, u32)>,
+    members: Vec<u32>,
+    key: Vec<u32>,
 }
 
 /// A map from the states of one region (at most [`MAX_REGION_STATES`]) to
@@ -317,6 +344,9 @@ pub struct Walks {
     /// Per state an index into `list`, `u32::MAX` when it has no region.
     of: Vec<u32>,
     list: Vec<(Arc<Inside>, Vec<u32>)>,
+    /// The states' byte runs, which the regions were found with: a walk
+    /// outside any region starts from its state's live bytes alone.
+    runs: Option<Regions>,
 }
 
 impl Walks {
@@ -341,12 +371,16 @@ impl Walks {
             roots.len(),
             threads,
             |_| held,
-            || (),
-            |range, _| {
+            KeyScratch::default,
+            |range, k| {
+                let mut built = Built {
+                    dfa,
+                    regions: &regions,
+                };
                 range
                     .map(|i| {
-                        let (key, states) = regions.key(dfa, roots[i])?;
-                        Some((cache.inside(&key, trie), states))
+                        let states = regions.key_into(&mut built, roots[i], k)?;
+                        Some((cache.inside(&k.key, trie), states))
                     })
                     .collect::<Vec<_>>()
             },
@@ -360,7 +394,11 @@ impl Walks {
                 list.push(w);
             }
         }
-        Ok(Walks { of, list })
+        Ok(Walks {
+            of,
+            list,
+            runs: Some(regions),
+        })
     }
 
     /// No regions: every walk is plain.
@@ -368,7 +406,16 @@ impl Walks {
         Walks {
             of: vec![u32::MAX; n_states],
             list: Vec::new(),
+            runs: None,
         }
+    }
+
+    /// The moves of `s` as byte runs (see [`Rows::byte_runs`]), when
+    /// kept.
+    pub fn runs(&self, s: u32) -> Option<&[(u8, u32)]> {
+        let r = self.runs.as_ref()?;
+        let s = s as usize;
+        Some(&r.runs[r.runs_at[s] as usize..r.runs_at[s + 1] as usize])
     }
 
     /// The inside walk from `s` and its region's states, if it has one.

@@ -3,6 +3,9 @@
 use crate::automaton::dfa::{Dfa, Moves, DEAD};
 use crate::vocab::TokenText;
 
+/// No token starts with this byte (see `TokenTrie::root_at`).
+const NO_ROOT: u32 = u32::MAX;
+
 /// All text tokens in a flat depth-first trie.
 pub struct TokenTrie {
     pub(super) byte: Vec<u8>,
@@ -16,6 +19,10 @@ pub struct TokenTrie {
     /// stays in cache, instead of hopping across the whole trie from one
     /// first-level node to the next (most states allow a few first bytes).
     roots: Vec<(u8, u32, u32)>,
+    /// Per byte its entry in `roots`, or [`NO_ROOT`] when no token starts
+    /// with it: a walk given its state's byte runs jumps to the roots of
+    /// the live bytes alone.
+    root_at: [u32; 256],
     /// Token ids are below this (the vocabulary's token count).
     pub(super) n_tokens: usize,
 }
@@ -34,6 +41,7 @@ impl TokenTrie {
             toks: Vec::new(),
             max_depth: 0,
             roots: Vec::new(),
+            root_at: [NO_ROOT; 256],
             n_tokens: text.len(),
         };
         let mut path: Vec<u32> = Vec::new(); // node index per depth - 1
@@ -63,10 +71,37 @@ impl TokenTrie {
         t.tok_start.push(t.toks.len() as u32);
         let mut i = 0;
         while i < t.byte.len() {
+            t.root_at[t.byte[i] as usize] = t.roots.len() as u32;
             t.roots.push((t.byte[i], i as u32, t.end[i]));
             i = t.end[i] as usize;
         }
         t
+    }
+
+    /// The first-level nodes `(byte, node, end)` a walk from a state
+    /// tries, in byte order: every one, or given the state's moves as byte
+    /// runs (`(first byte, target)`, see `regions::Rows::byte_runs`) only
+    /// those of its live bytes. Why: most states allow a byte or two, and
+    /// checking each of the ~250 first bytes against the row was most of
+    /// a walk's time (DESIGN.md §5).
+    fn first_nodes<'r>(
+        &'r self,
+        runs: Option<&'r [(u8, u32)]>,
+    ) -> impl Iterator<Item = (u8, u32, u32)> + 'r {
+        let all = runs.is_none().then(|| self.roots.iter().copied());
+        let live = runs.map(|runs| {
+            runs.iter()
+                .enumerate()
+                .filter(|(_, &(_, t))| t != DEAD)
+                .flat_map(move |(i, &(b, _))| {
+                    let end = runs.get(i + 1).map_or(256, |&(next, _)| next as usize);
+                    (b as usize..end).filter_map(|byte| {
+                        let r = self.root_at[byte];
+                        (r != NO_ROOT).then(|| self.roots[r as usize])
+                    })
+                })
+        });
+        all.into_iter().flatten().chain(live.into_iter().flatten())
     }
 
     pub fn nodes(&self) -> usize {
@@ -92,16 +127,19 @@ impl TokenTrie {
 
     /// Calls `f(next, tokens)` for every trie node whose bytes lead from
     /// `state` to the live state `next`, with the tokens that end there (at
-    /// least one); returns the number of trie nodes visited.
+    /// least one); returns the number of trie nodes visited. `runs`, when
+    /// known, are `state`'s moves as byte runs: then only the first bytes
+    /// it moves on are tried.
     pub fn walk_with(
         &self,
         mut dfa: impl Moves,
         state: u32,
+        runs: Option<&[(u8, u32)]>,
         stack: &mut Vec<u32>,
         mut f: impl FnMut(u32, &[u32]),
     ) -> usize {
         let mut visited = 0;
-        for &(b, from, to) in &self.roots {
+        for (b, from, to) in self.first_nodes(runs) {
             visited += match dfa.step(state, b) {
                 DEAD => 1,
                 _ => self.walk_subtree(&mut dfa, from as usize, to as usize, state, stack, &mut f),
@@ -163,34 +201,45 @@ pub(super) struct Constrained<'d, S> {
 
 type Stack = Vec<(u32, u32, u32, bool)>;
 
+/// The nodes a constrained walk covers.
+pub(super) enum Nodes<'r> {
+    /// The nodes `from..to`: one node's subtree.
+    Subtree(usize, usize),
+    /// The whole trie, with the state's byte runs when known (see
+    /// [`TokenTrie::walk_with`]).
+    Whole(Option<&'r [(u8, u32)]>),
+}
+
 impl TokenTrie {
     /// [`TokenTrie::walk_with`], also passing each node's constraint for a
     /// one-tool matcher: the rank range `[lo, hi)` of the tools whose
     /// matcher may take the node's bytes from `state` (ranges intersect
-    /// along the walk). Over the nodes `from..to`, as
-    /// [`TokenTrie::walk_subtree`], or with `None` over the whole trie,
-    /// its first bytes checked in the roots table as
-    /// [`TokenTrie::walk_with`] does (the first-level nodes lie a subtree
-    /// apart, a cache miss each).
+    /// along the walk). Over one subtree's nodes, as
+    /// [`TokenTrie::walk_subtree`], or over the whole trie, its first
+    /// bytes found in the roots table as [`TokenTrie::walk_with`] finds
+    /// them (the first-level nodes lie a subtree apart, a cache miss each).
     pub(super) fn walk_constrained<S: Fn(u32, u32) -> Option<(u32, u32)>>(
         &self,
         how: &Constrained<'_, S>,
-        nodes: Option<(usize, usize)>,
+        nodes: Nodes<'_>,
         state: u32,
         stack: &mut Stack,
         mut f: impl FnMut(u32, (u32, u32), bool),
     ) -> usize {
-        let Some(range) = nodes else {
-            let mut visited = 0;
-            for &(b, from, to) in &self.roots {
-                visited += match how.dfa.next(state, b) {
-                    DEAD => 1,
-                    _ => self.walk_nodes(how, (from as usize, to as usize), state, stack, &mut f),
-                };
+        let runs = match nodes {
+            Nodes::Subtree(from, to) => {
+                return self.walk_nodes(how, (from, to), state, stack, &mut f)
             }
-            return visited;
+            Nodes::Whole(runs) => runs,
         };
-        self.walk_nodes(how, range, state, stack, &mut f)
+        let mut visited = 0;
+        for (b, from, to) in self.first_nodes(runs) {
+            visited += match how.dfa.next(state, b) {
+                DEAD => 1,
+                _ => self.walk_nodes(how, (from as usize, to as usize), state, stack, &mut f),
+            };
+        }
+        visited
     }
 
     /// [`TokenTrie::walk_constrained`] over the nodes `from..to`.
