@@ -189,9 +189,19 @@ pub fn compile(
 ) -> Result<Compiled, Error> {
     check_options(vocab, opts)?;
     limits::Guard::start(&opts.limits).run(|| {
-        let built = build_dfa(set, opts, vocab, progress)?;
-        let prepared = one_off(vocab, &built.0.specials);
-        compile_machine(set, vocab, opts, built, &prepared, progress)
+        let specials = lower::call_format::Specials::of(vocab);
+        let lowered = automaton::machine::lower_tools(set, opts, vocab, &specials, progress)?;
+        // The token trie depends on the vocabulary and the grammar's
+        // special tokens alone, so it is built beside the automaton
+        // instead of after it (22 ms of a Llama-3.2 compile).
+        let grammar_specials = lowered.specials.clone();
+        let front = lowered.determinize_tools(set, opts, progress)?;
+        std::thread::scope(|scope| {
+            let trie = scope.spawn(move || one_off(vocab, &grammar_specials));
+            let built = automaton::machine::finish_tools(front, set, opts, progress);
+            let prepared = trie.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            compile_machine(set, vocab, opts, built?, &prepared, progress)
+        })
     })
 }
 
