@@ -312,17 +312,14 @@ fn compile_machine(
     let n_tokens = vocab.len() as u32;
     let mask_width = opts.mask_width.unwrap_or(n_tokens);
     let dfa = &machine.dfa;
-    let served = machine.served_states();
 
     progress(Progress::Start("cross"));
     let t = Instant::now();
     let threads = threads(opts);
     let masks = cross::masks(
-        dfa,
-        machine.names.as_ref(),
+        &machine,
         prepared,
         vocab,
-        &served,
         tooldec_runtime::layout::mask_words(mask_width),
         threads,
     )?;

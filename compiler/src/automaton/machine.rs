@@ -383,7 +383,9 @@ impl Machine {
     /// The states a matcher can be in: those reached from an entry by text
     /// bytes and by whole special tokens. The others (the entry selector,
     /// the inside of a special token's reserved bytes) get an empty mask.
-    pub fn served_states(&self) -> Vec<bool> {
+    /// With the states' byte runs (`runs`, made of this DFA), each state's
+    /// moves are read as its few runs rather than its row.
+    pub fn served_states(&self, runs: Option<&crate::cross::Regions>) -> Vec<bool> {
         let dfa = &self.dfa;
         let mut seen = vec![false; dfa.n_states()];
         let mut stack: Vec<u32> = self.entries.iter().map(|e| e.1).collect();
@@ -403,11 +405,24 @@ impl Machine {
         text_classes.sort_unstable();
         text_classes.dedup();
         let k = dfa.n_classes;
+        let mut text = Vec::new();
         while let Some(s) = stack.pop() {
-            let row = &dfa.trans[s as usize * k..(s as usize + 1) * k];
-            let text = text_classes.iter().map(|&c| row[c]);
+            text.clear();
+            match runs {
+                // A run holds a text byte when it starts below the escape.
+                Some(r) => text.extend(
+                    r.runs_of(s)
+                        .iter()
+                        .take_while(|&&(b, _)| b < call_format::ENTRY_ESCAPE)
+                        .map(|&(_, t)| t),
+                ),
+                None => {
+                    let row = &dfa.trans[s as usize * k..(s as usize + 1) * k];
+                    text.extend(text_classes.iter().map(|&c| row[c]));
+                }
+            }
             let specials = markers.iter().map(|m| dfa.walk(s, m));
-            for t in text.chain(specials) {
+            for t in text.iter().copied().chain(specials) {
                 if t != dfa::DEAD && !seen[t as usize] {
                     seen[t as usize] = true;
                     stack.push(t);

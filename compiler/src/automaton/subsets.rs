@@ -106,13 +106,18 @@ impl Sets {
 }
 
 /// One thread's working space for expanding DFA states: a stamp per NFA
-/// state for the closures, their stack, one bucket of move targets per
-/// class and the set being closed.
+/// state for the closures, their stack, the expanded state's ranges as
+/// runs of classes `(first, last, target)` and those covering one class,
+/// per class whether the ranges covering it differ from the class
+/// before's, and the set being closed.
 struct Scratch {
     seen: Vec<u32>,
     stamp: u32,
     stack: Vec<u32>,
-    buckets: Vec<Vec<u32>>,
+    spans: Vec<(u8, u8, u32)>,
+    /// The spans covering the class a sweep is at, `(last, target)`.
+    active: Vec<(u8, u32)>,
+    changes: Vec<bool>,
     set: Vec<u32>,
 }
 
@@ -122,7 +127,9 @@ impl Scratch {
             seen: vec![u32::MAX; nfa.states.len()],
             stamp: 0,
             stack: Vec::new(),
-            buckets: vec![Vec::new(); n_classes],
+            spans: Vec::new(),
+            active: Vec::new(),
+            changes: vec![false; n_classes],
             set: Vec::new(),
         }
     }
@@ -132,7 +139,9 @@ impl Scratch {
         self.seen.capacity() * 4
             + self.stack.capacity() * 4
             + self.set.capacity() * 4
-            + self.buckets.iter().map(|b| b.capacity() * 4).sum::<usize>()
+            + self.spans.capacity() * 8
+            + self.active.capacity() * 8
+            + self.changes.capacity()
     }
 
     /// Replaces `self.set` by its epsilon closure, sorted.
@@ -207,36 +216,57 @@ impl Expanded {
             + self.hashes.capacity() * 8
     }
 
-    /// Expands the DFA state whose NFA states are `from`: buckets each
-    /// class's move targets, then closes and hashes each bucket.
+    /// Expands the DFA state whose NFA states are `from`: per class the
+    /// targets of the ranges that cover it, closed and hashed. Classes
+    /// are numbered in byte order, so a range covers a run of classes, and
+    /// the targets only change at a class where some range starts or the
+    /// one after where some range ends: every other class moves as the
+    /// class before it ([`SAME`]), without a closure or a lookup. Why: a
+    /// string body's ranges cover ~90 classes, and pushing each target
+    /// into every class's bucket, then comparing the buckets, was the
+    /// expansion's largest cost.
     fn push(&mut self, nfa: &Nfa, classes: &[u8; 256], from: &[u32], sc: &mut Scratch) {
-        for b in sc.buckets.iter_mut() {
-            b.clear();
-        }
+        let k = sc.changes.len();
+        sc.spans.clear();
+        sc.changes.fill(false);
         for &s in from {
             for &(lo, hi, t) in &nfa.states[s as usize].ranges {
-                for bucket in
-                    &mut sc.buckets[classes[lo as usize] as usize..=classes[hi as usize] as usize]
-                {
-                    bucket.push(t);
+                let (first, last) = (classes[lo as usize], classes[hi as usize]);
+                sc.spans.push((first, last, t));
+                sc.changes[first as usize] = true;
+                if (last as usize) + 1 < k {
+                    sc.changes[last as usize + 1] = true;
                 }
             }
         }
-        for c in 0..sc.buckets.len() {
-            if sc.buckets[c].is_empty() {
+        // A sweep over the classes: the spans by first class, and those
+        // covering the class at hand (scanning every span at every change
+        // was quadratic in a state of 10,000 names' first bytes).
+        sc.spans.sort_unstable_by_key(|&(first, _, _)| first);
+        sc.active.clear();
+        let mut next = 0;
+        let mut live = false;
+        for c in 0..k {
+            if !sc.changes[c] {
+                if live {
+                    self.moves.push((c as u8, SAME));
+                }
                 continue;
             }
-            // Neighbouring classes mostly move alike (a string body's
-            // characters): the same targets, pushed in the same order,
-            // make the same state, without a closure or a lookup.
-            if c > 0 && sc.buckets[c] == sc.buckets[c - 1] {
-                self.moves.push((c as u8, SAME));
-                continue;
+            let c8 = c as u8;
+            sc.active.retain(|&(last, _)| last >= c8);
+            while next < sc.spans.len() && sc.spans[next].0 == c8 {
+                sc.active.push((sc.spans[next].1, sc.spans[next].2));
+                next += 1;
             }
             sc.set.clear();
-            sc.set.extend_from_slice(&sc.buckets[c]);
+            sc.set.extend(sc.active.iter().map(|&(_, t)| t));
+            live = !sc.set.is_empty();
+            if !live {
+                continue;
+            }
             sc.close(nfa);
-            self.moves.push((c as u8, self.hashes.len() as u32));
+            self.moves.push((c8, self.hashes.len() as u32));
             self.hashes.push(Sets::hash_of(&sc.set));
             self.items.extend_from_slice(&sc.set);
             self.set_end.push(self.items.len());

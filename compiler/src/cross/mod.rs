@@ -42,12 +42,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::automaton::dfa::{Dfa, DEAD};
-use crate::automaton::machine::ToolNames;
+use crate::automaton::machine::{Machine, ToolNames};
 use crate::error::{Error, ErrorKind, Limit};
 use crate::vocab::{TokenText, Vocab};
 pub use mask_set::dense;
 use mask_set::{Building, MaskSet, Memo};
 pub use on_demand::{OnDemand, Step};
+pub(crate) use regions::Regions;
 use regions::{RegionCache, Walks};
 use trie::TokenTrie;
 
@@ -258,27 +259,28 @@ struct Tiered {
 /// documentation). EOS tokens are allowed exactly in accepting states, in
 /// every tier. Fails if a served state allows no token at all (the
 /// vocabulary cannot write the bytes the grammar needs there). States that
-/// are not `served` (see `Machine::served_states`) and states with no
+/// are not served (see [`Machine::served_states`]) and states with no
 /// distance get the empty mask.
-#[allow(clippy::too_many_arguments)]
 pub fn masks(
-    dfa: &Dfa,
-    names: Option<&ToolNames>,
+    machine: &Machine,
     prepared: &Prepared,
     vocab: &Vocab,
-    served: &[bool],
     mask_words: usize,
     threads: usize,
 ) -> Result<Masks, Error> {
+    let (dfa, names) = (&machine.dfa, machine.names.as_ref());
     let trie = &prepared.trie;
     let n = dfa.n_states();
     // The crossing's account: the table, a few words per state (regions,
     // distances, tiers, mask ids) and each thread's stamps.
     let held = dfa.trans.len() * 4 + n * (32 + 4 * threads.max(1));
-    let walks = if prepared.use_regions {
-        Walks::new(dfa, served, &prepared.regions, trie, threads, held)?
-    } else {
-        Walks::none(n)
+    // The states' moves as byte runs first: the served-state search reads
+    // a few runs per state instead of a row of every class.
+    let runs = prepared.use_regions.then(|| Regions::of(dfa, threads));
+    let served = &machine.served_states(runs.as_ref());
+    let walks = match runs {
+        Some(runs) => Walks::new(dfa, runs, served, &prepared.regions, trie, threads, held)?,
+        None => Walks::none(n),
     };
     let cross = Cross {
         dfa,

@@ -136,27 +136,58 @@ pub struct Regions {
 
 impl Regions {
     /// The byte counts of `dfa`'s classes, and its states' live bytes and
-    /// byte runs.
-    pub fn of(dfa: &Dfa) -> Regions {
+    /// byte runs, `threads` parts of the states at a time (the same tables
+    /// for any number).
+    pub fn of(dfa: &Dfa, threads: usize) -> Regions {
         let mut r = Regions::classes(&dfa.classes);
         let k = dfa.n_classes.max(1);
         let n = dfa.trans.len() / k;
+        let rows_of = |from: usize, to: usize| {
+            let (mut runs, mut ends, mut live) = (Vec::new(), Vec::new(), Vec::new());
+            for row in dfa.trans[from * k..to * k].chunks_exact(k) {
+                let first = runs.len();
+                row_runs(row, &r.class_runs, &mut runs);
+                live.push(
+                    run_widths(&runs[first..])
+                        .filter(|&(t, _)| t != DEAD)
+                        .map(|(_, w)| w)
+                        .sum(),
+                );
+                ends.push(runs.len() as u32);
+            }
+            (runs, ends, live)
+        };
+        // Below a few thousand rows a thread costs more than it saves.
+        let parts = if n < 4096 { 1 } else { threads.clamp(1, 64) };
+        let per = n.div_ceil(parts).max(1);
+        let done: Vec<_> = std::thread::scope(|scope| {
+            let rows_of = &rows_of;
+            let handles: Vec<_> = (0..n.div_ceil(per))
+                .map(|i| scope.spawn(move || rows_of(i * per, ((i + 1) * per).min(n))))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        });
         let (mut runs, mut runs_at, mut live) =
             (Vec::new(), Vec::with_capacity(n + 1), Vec::with_capacity(n));
         runs_at.push(0);
-        for row in dfa.trans.chunks_exact(k) {
-            let first = runs.len();
-            row_runs(row, &r.class_runs, &mut runs);
-            live.push(
-                run_widths(&runs[first..])
-                    .filter(|&(t, _)| t != DEAD)
-                    .map(|(_, w)| w)
-                    .sum(),
-            );
-            runs_at.push(runs.len() as u32);
+        for (part, ends, part_live) in done {
+            let base = runs.len() as u32;
+            runs.extend_from_slice(&part);
+            runs_at.extend(ends.iter().map(|&e| base + e));
+            live.extend_from_slice(&part_live);
         }
         (r.runs, r.runs_at, r.live) = (runs, runs_at, live);
         r
+    }
+
+    /// The moves of state `s` of the DFA these were made of, as byte runs
+    /// (see [`Rows::byte_runs`]).
+    pub fn runs_of(&self, s: u32) -> &[(u8, u32)] {
+        let s = s as usize;
+        &self.runs[self.runs_at[s] as usize..self.runs_at[s + 1] as usize]
     }
 
     /// What the per-state tables hold, for the compile's memory account.
@@ -350,18 +381,18 @@ pub struct Walks {
 }
 
 impl Walks {
-    /// The walks of the served states of `dfa` that have a region, each
-    /// key looked up in `cache` (computed there when new), `threads` at a
-    /// time.
+    /// The walks of the served states of `dfa` that have a region (found
+    /// with `regions`, made of `dfa`), each key looked up in `cache`
+    /// (computed there when new), `threads` at a time.
     pub fn new(
         dfa: &Dfa,
+        regions: Regions,
         served: &[bool],
         cache: &RegionCache,
         trie: &TokenTrie,
         threads: usize,
         held: usize,
     ) -> Result<Walks, crate::error::Limit> {
-        let regions = Regions::of(dfa);
         // The byte runs are held through the walks' search.
         let held = held + regions.bytes();
         let roots: Vec<u32> = (1..dfa.n_states() as u32)
@@ -413,9 +444,7 @@ impl Walks {
     /// The moves of `s` as byte runs (see [`Rows::byte_runs`]), when
     /// kept.
     pub fn runs(&self, s: u32) -> Option<&[(u8, u32)]> {
-        let r = self.runs.as_ref()?;
-        let s = s as usize;
-        Some(&r.runs[r.runs_at[s] as usize..r.runs_at[s + 1] as usize])
+        Some(self.runs.as_ref()?.runs_of(s))
     }
 
     /// The inside walk from `s` and its region's states, if it has one.
