@@ -9,8 +9,6 @@
 //! way of building a mask its id at once, and a [`MaskSet`] keeps each
 //! distinct mask as its nonzero words.
 
-use std::collections::HashMap;
-
 use crate::automaton::dfa::WordMap;
 
 use super::regions::Toks;
@@ -166,7 +164,7 @@ impl<'w> Memo<'w> {
 /// A thread's distinct masks, found by hash.
 #[derive(Default)]
 pub(super) struct MaskSet {
-    by_hash: HashMap<u64, Vec<u32>>,
+    by_hash: WordMap<u64, Vec<u32>>,
     /// Each distinct mask as its nonzero words, ascending.
     pub list: Vec<Vec<(u32, u32)>>,
     /// Each mask's hash, for merging the threads' sets.

@@ -37,7 +37,6 @@ mod on_demand;
 mod regions;
 mod trie;
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -1229,7 +1228,9 @@ struct Numbered {
 /// Numbers the threads' masks in state order (a state's top mask, then its
 /// tiers), so the ids do not depend on which thread took which block.
 fn number_masks(n: usize, blocks: &[(usize, Vec<Tiered>)], mut sets: Vec<MaskSet>) -> Numbered {
-    let mut global: HashMap<(usize, u32), u32> = HashMap::new();
+    // Per thread, per local id, its global id (`u32::MAX`: not yet): two
+    // lookups per state, a hash map's SipHash was most of this loop.
+    let mut global: Vec<Vec<u32>> = sets.iter().map(|m| vec![u32::MAX; m.list.len()]).collect();
     let mut order: Vec<(usize, u32)> = Vec::new();
     let mut state_mask = Vec::with_capacity(n);
     let mut top_tier = Vec::with_capacity(n);
@@ -1238,10 +1239,11 @@ fn number_masks(n: usize, blocks: &[(usize, Vec<Tiered>)], mut sets: Vec<MaskSet
     {
         // Equal masks of different threads must get one id: look them up by
         // content across threads (by the hash each thread already has).
-        let mut by_hash: HashMap<u64, Vec<u32>> = HashMap::new();
+        let mut by_hash: crate::automaton::dfa::WordMap<u64, Vec<u32>> = Default::default();
         let mut number = |k: usize, local: u32| -> u32 {
-            if let Some(&id) = global.get(&(k, local)) {
-                return id;
+            let known = global[k][local as usize];
+            if known != u32::MAX {
+                return known;
             }
             let mask = sets[k].list[local as usize].as_slice();
             let ids = by_hash.entry(sets[k].hashes[local as usize]).or_default();
@@ -1254,7 +1256,7 @@ fn number_masks(n: usize, blocks: &[(usize, Vec<Tiered>)], mut sets: Vec<MaskSet
                 ids.push(order.len() as u32 - 1);
                 order.len() as u32 - 1
             });
-            global.insert((k, local), id);
+            global[k][local as usize] = id;
             id
         };
         for (k, block) in blocks {
