@@ -483,7 +483,18 @@ def git(*args: str) -> str | None:
 def commit() -> str:
     c, changes = (
         git("rev-parse", "--short", "HEAD"),
-        git("status", "--porcelain", "--untracked-files=no"),
+        # The reports and plots a run writes (this one, or the Rust
+        # report that runs it after writing LATENCY.md) change no code.
+        git(
+            "status",
+            "--porcelain",
+            "--untracked-files=no",
+            "--",
+            ".",
+            ":(exclude)*.md",
+            ":(exclude)*.svg",
+            ":(exclude)eval/*.jsonl",
+        ),
     )
     if c is None:
         return "unknown (not a git checkout)"
