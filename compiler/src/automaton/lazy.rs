@@ -19,6 +19,7 @@ use std::collections::VecDeque;
 
 use crate::automaton::dfa::{byte_classes, Moves, WordMap, DEAD};
 use crate::automaton::nfa::Nfa;
+use crate::automaton::subsets::{ClassRuns, Targets};
 
 /// A row not built yet.
 const UNBUILT: u32 = u32::MAX;
@@ -43,6 +44,8 @@ pub struct LazyDfa<N> {
     live: Vec<u32>,
     /// Per class its number of bytes.
     class_bytes: Vec<u32>,
+    /// The buffers a row is expanded with.
+    runs: ClassRuns,
     start: u32,
     max_states: usize,
     /// Set when a move would pass `max_states`: from then on every
@@ -79,6 +82,7 @@ impl<N: AsRef<Nfa>> LazyDfa<N> {
             accept: vec![false],
             left: vec![u32::MAX],
             live: vec![0],
+            runs: ClassRuns::default(),
             class_bytes,
             start: DEAD,
             max_states,
@@ -188,36 +192,30 @@ impl<N: AsRef<Nfa>> LazyDfa<N> {
     /// targets, live ones only.
     fn build_row(&mut self, s: u32) {
         let k = self.n_classes;
-        let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); k];
+        let mut runs = std::mem::take(&mut self.runs);
+        runs.start(k);
         let nfa = self.nfa.as_ref();
         for &q in self.sets[s as usize].iter() {
             for &(lo, hi, t) in &nfa.states[q as usize].ranges {
-                if self.nfa_left[t as usize] == u32::MAX {
-                    continue;
-                }
-                let (a, b) = (self.classes[lo as usize], self.classes[hi as usize]);
-                for bucket in &mut buckets[a as usize..=b as usize] {
-                    bucket.push(t);
+                if self.nfa_left[t as usize] != u32::MAX {
+                    runs.add(self.classes[lo as usize], self.classes[hi as usize], t);
                 }
             }
         }
+        let row = s as usize * k;
+        self.trans[row..row + k].fill(DEAD);
         let mut live = 0;
-        for c in 0..k {
-            // Neighbouring classes mostly move alike (a body's characters):
-            // the same targets, pushed in the same order, make the same state.
-            let t = if buckets[c].is_empty() {
-                DEAD
-            } else if c > 0 && buckets[c] == buckets[c - 1] {
-                self.trans[s as usize * k + c - 1]
-            } else {
-                let mut set = buckets[c].clone();
-                self.state_of(&mut set)
+        runs.sweep(|c, targets| {
+            let t = match targets {
+                Targets::Same => self.trans[row + c - 1],
+                Targets::New(set) => self.state_of(set),
             };
             if t != DEAD {
                 live += self.class_bytes[c];
             }
-            self.trans[s as usize * k + c] = t;
-        }
+            self.trans[row + c] = t;
+        });
+        self.runs = runs;
         self.live[s as usize] = live;
     }
 

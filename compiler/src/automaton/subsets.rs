@@ -105,19 +105,106 @@ impl Sets {
     }
 }
 
+/// The targets of one DFA state's moves, class by class, from its NFA
+/// states' ranges as runs of classes (classes are numbered in byte order,
+/// so a range covers a run of them). The targets only change at a class
+/// where some range starts, or the one after where some range ends: every
+/// other class moves as the class before it, with no closure or lookup.
+/// Why: a string body's ranges cover ~90 classes, and pushing each target
+/// into every class's bucket, then comparing neighbouring buckets, was
+/// the expansion's largest cost. The subset construction and the lazy DFA
+/// both expand through it.
+#[derive(Default)]
+pub(crate) struct ClassRuns {
+    /// `(first class, last class, target)`.
+    spans: Vec<(u8, u8, u32)>,
+    /// The spans covering the class a sweep is at, `(last, target)`.
+    active: Vec<(u8, u32)>,
+    /// Per class, whether some span starts there or ended just before.
+    changes: Vec<bool>,
+    set: Vec<u32>,
+}
+
+/// The targets of one class in a [`ClassRuns::sweep`].
+pub(crate) enum Targets<'s> {
+    /// Those of the spans covering the class (not empty), which may
+    /// differ from the class before's; the callee may overwrite them (a
+    /// closure in place).
+    New(&'s mut Vec<u32>),
+    /// The same as the class before's (not empty).
+    Same,
+}
+
+impl ClassRuns {
+    /// Empty, for a state over `k` classes.
+    pub(crate) fn start(&mut self, k: usize) {
+        self.spans.clear();
+        self.changes.clear();
+        self.changes.resize(k, false);
+    }
+
+    /// A range of the state: classes `first..=last` move to `target`.
+    pub(crate) fn add(&mut self, first: u8, last: u8, target: u32) {
+        self.spans.push((first, last, target));
+        self.changes[first as usize] = true;
+        if let Some(after) = self.changes.get_mut(last as usize + 1) {
+            *after = true;
+        }
+    }
+
+    /// Calls `each(class, targets)` for every class with targets, in
+    /// class order.
+    pub(crate) fn sweep(&mut self, mut each: impl FnMut(usize, Targets<'_>)) {
+        // The spans by first class, and those covering the class at hand
+        // (scanning every span at every change was quadratic in a state
+        // of 10,000 names' first bytes).
+        self.spans.sort_unstable_by_key(|&(first, _, _)| first);
+        self.active.clear();
+        let mut next = 0;
+        let mut live = false;
+        for c in 0..self.changes.len() {
+            if !self.changes[c] {
+                if live {
+                    each(c, Targets::Same);
+                }
+                continue;
+            }
+            let c8 = c as u8;
+            self.active.retain(|&(last, _)| last >= c8);
+            while let Some(&(first, last, t)) = self.spans.get(next) {
+                if first != c8 {
+                    break;
+                }
+                self.active.push((last, t));
+                next += 1;
+            }
+            self.set.clear();
+            self.set.extend(self.active.iter().map(|&(_, t)| t));
+            live = !self.set.is_empty();
+            if live {
+                each(c, Targets::New(&mut self.set));
+            }
+        }
+    }
+
+    /// Bytes held, for the memory account.
+    fn bytes(&self) -> usize {
+        self.spans.capacity() * 8
+            + self.active.capacity() * 8
+            + self.changes.capacity()
+            + self.set.capacity() * 4
+    }
+}
+
 /// One thread's working space for expanding DFA states: a stamp per NFA
-/// state for the closures, their stack, the expanded state's ranges as
-/// runs of classes `(first, last, target)` and those covering one class,
-/// per class whether the ranges covering it differ from the class
-/// before's, and the set being closed.
+/// state for the closures, their stack, the state's ranges by class and
+/// the set being closed.
 struct Scratch {
     seen: Vec<u32>,
     stamp: u32,
     stack: Vec<u32>,
-    spans: Vec<(u8, u8, u32)>,
-    /// The spans covering the class a sweep is at, `(last, target)`.
-    active: Vec<(u8, u32)>,
-    changes: Vec<bool>,
+    runs: ClassRuns,
+    n_classes: usize,
     set: Vec<u32>,
 }
 
@@ -127,9 +214,8 @@ impl Scratch {
             seen: vec![u32::MAX; nfa.states.len()],
             stamp: 0,
             stack: Vec::new(),
-            spans: Vec::new(),
-            active: Vec::new(),
-            changes: vec![false; n_classes],
+            runs: ClassRuns::default(),
+            n_classes,
             set: Vec::new(),
         }
     }
@@ -139,16 +225,20 @@ impl Scratch {
         self.seen.capacity() * 4
             + self.stack.capacity() * 4
             + self.set.capacity() * 4
-            + self.spans.capacity() * 8
-            + self.active.capacity() * 8
-            + self.changes.capacity()
+            + self.runs.bytes()
     }
 
     /// Replaces `self.set` by its epsilon closure, sorted.
     fn close(&mut self, nfa: &Nfa) {
+        let mut set = std::mem::take(&mut self.set);
+        self.close_set(nfa, &mut set);
+        self.set = set;
+    }
+
+    /// Replaces `set` by its epsilon closure, sorted.
+    fn close_set(&mut self, nfa: &Nfa, set: &mut Vec<u32>) {
         self.stamp += 1;
-        let (seen, stamp, stack, set) =
-            (&mut self.seen, self.stamp, &mut self.stack, &mut self.set);
+        let (seen, stamp, stack) = (&mut self.seen, self.stamp, &mut self.stack);
         stack.clear();
         for &s in set.iter() {
             if seen[s as usize] != stamp {
@@ -217,60 +307,26 @@ impl Expanded {
     }
 
     /// Expands the DFA state whose NFA states are `from`: per class the
-    /// targets of the ranges that cover it, closed and hashed. Classes
-    /// are numbered in byte order, so a range covers a run of classes, and
-    /// the targets only change at a class where some range starts or the
-    /// one after where some range ends: every other class moves as the
-    /// class before it ([`SAME`]), without a closure or a lookup. Why: a
-    /// string body's ranges cover ~90 classes, and pushing each target
-    /// into every class's bucket, then comparing the buckets, was the
-    /// expansion's largest cost.
+    /// closure of its targets, hashed ([`ClassRuns`]).
     fn push(&mut self, nfa: &Nfa, classes: &[u8; 256], from: &[u32], sc: &mut Scratch) {
-        let k = sc.changes.len();
-        sc.spans.clear();
-        sc.changes.fill(false);
+        let mut runs = std::mem::take(&mut sc.runs);
+        runs.start(sc.n_classes);
         for &s in from {
             for &(lo, hi, t) in &nfa.states[s as usize].ranges {
-                let (first, last) = (classes[lo as usize], classes[hi as usize]);
-                sc.spans.push((first, last, t));
-                sc.changes[first as usize] = true;
-                if (last as usize) + 1 < k {
-                    sc.changes[last as usize + 1] = true;
-                }
+                runs.add(classes[lo as usize], classes[hi as usize], t);
             }
         }
-        // A sweep over the classes: the spans by first class, and those
-        // covering the class at hand (scanning every span at every change
-        // was quadratic in a state of 10,000 names' first bytes).
-        sc.spans.sort_unstable_by_key(|&(first, _, _)| first);
-        sc.active.clear();
-        let mut next = 0;
-        let mut live = false;
-        for c in 0..k {
-            if !sc.changes[c] {
-                if live {
-                    self.moves.push((c as u8, SAME));
-                }
-                continue;
+        runs.sweep(|c, targets| match targets {
+            Targets::Same => self.moves.push((c as u8, SAME)),
+            Targets::New(set) => {
+                sc.close_set(nfa, set);
+                self.moves.push((c as u8, self.hashes.len() as u32));
+                self.hashes.push(Sets::hash_of(set));
+                self.items.extend_from_slice(set);
+                self.set_end.push(self.items.len());
             }
-            let c8 = c as u8;
-            sc.active.retain(|&(last, _)| last >= c8);
-            while next < sc.spans.len() && sc.spans[next].0 == c8 {
-                sc.active.push((sc.spans[next].1, sc.spans[next].2));
-                next += 1;
-            }
-            sc.set.clear();
-            sc.set.extend(sc.active.iter().map(|&(_, t)| t));
-            live = !sc.set.is_empty();
-            if !live {
-                continue;
-            }
-            sc.close(nfa);
-            self.moves.push((c8, self.hashes.len() as u32));
-            self.hashes.push(Sets::hash_of(&sc.set));
-            self.items.extend_from_slice(&sc.set);
-            self.set_end.push(self.items.len());
-        }
+        });
+        sc.runs = runs;
         self.ends.push(self.moves.len());
     }
 }
@@ -288,7 +344,7 @@ const BATCH: usize = 8192;
 ///
 /// States are expanded in id order, their new target sets numbered in
 /// the order met, as one thread would. With `threads > 1`, once enough
-/// states wait, a batch of them is expanded (bucketed, closed, hashed:
+/// states wait, a batch of them is expanded (gathered, closed, hashed:
 /// most of the work) on the threads, each a contiguous part, and then
 /// numbered in order on this thread: the same ids as one thread gives.
 pub(crate) fn subsets(

@@ -477,7 +477,7 @@ impl<'a> Cross<'a> {
             stamp,
             visited,
         } = w;
-        let region = self.walks.get(s);
+        let start = self.start(s);
         let record = |next: u32, _: Found<'_, '_>| {
             if stamp[next as usize] != s {
                 stamp[next as usize] = s;
@@ -485,7 +485,7 @@ impl<'a> Cross<'a> {
             }
         };
         let Some(color) = color else {
-            *visited += walk_from(self.trie, self.dfa, self.start(s), s, stack, record);
+            *visited += walk_from(self.trie, self.dfa, start, s, stack, record);
             return false;
         };
         let mut watch = Watch {
@@ -493,10 +493,10 @@ impl<'a> Cross<'a> {
             color,
             touched: color[s as usize] != 0,
         };
-        if let Some((_, states)) = region {
+        if let Start::Region(_, states) = start {
             watch.touched |= states.iter().any(|&q| color[q as usize] != 0);
         }
-        *visited += walk_from(self.trie, &mut watch, self.start(s), s, stack, record);
+        *visited += walk_from(self.trie, &mut watch, start, s, stack, record);
         watch.touched
     }
 
@@ -684,6 +684,7 @@ impl<'a> Cross<'a> {
 }
 
 /// How a walk of one state's tokens covers the trie.
+#[derive(Clone, Copy)]
 enum Start<'w, 'r> {
     /// Through the state's region: its inside walk, and the region's
     /// states in the walk's key order.

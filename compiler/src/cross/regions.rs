@@ -100,11 +100,8 @@ impl Rows for Built<'_> {
         self.regions.live[s as usize]
     }
     fn byte_runs(&mut self, s: u32, _: &[(u8, u32)], out: &mut Vec<(u8, u32)>) {
-        let r = &self.regions;
         out.clear();
-        out.extend_from_slice(
-            &r.runs[r.runs_at[s as usize] as usize..r.runs_at[s as usize + 1] as usize],
-        );
+        out.extend_from_slice(self.regions.runs_of(s));
     }
 }
 
