@@ -39,7 +39,7 @@ impl SparseDfa {
     pub fn minimize(&self, threads: usize) -> Result<(Dfa, Vec<u32>), Limit> {
         let keys: Vec<u32> = self.accept.iter().map(|&a| a as u32).collect();
         let blocks = self.refine(&keys, threads)?;
-        Ok(self.quotient(&blocks))
+        Ok(self.quotient(&blocks, threads))
     }
 
     /// [`SparseDfa::minimize`] keeping states of different colours apart
@@ -63,7 +63,7 @@ impl SparseDfa {
             .collect();
         let blocks = self.refine(&keys, threads)?;
         drop(keys);
-        let (dfa, new_of) = self.quotient(&blocks);
+        let (dfa, new_of) = self.quotient(&blocks, threads);
         let mut color = vec![0; dfa.n_states()];
         for (&m, &c) in new_of.iter().zip(colors) {
             if m != UNREACHED {
@@ -73,39 +73,207 @@ impl SparseDfa {
         Ok((dfa, new_of, color))
     }
 
-    /// Partition refinement on the partial transition function (Valmari
-    /// and Lehtinen's formulation of Hopcroft's algorithm): blocks of
-    /// states and "cords" of moves (same class, targets in one block)
-    /// split each other until stable, always scanning the smaller half of
-    /// a split. Only live moves exist, so the work is `O(m log n)` over
-    /// the `m` live moves, not over `states x classes`.
-    /// Blocks start as the states of equal signatures (hashes of Moore
-    /// rounds, see `signatures`): a partition finer than "equal `keys`"
-    /// and coarser than the answer, so the loop only has less to split;
-    /// `threads` compute the rounds.
-    /// Returns each state's
-    /// block: states in one block have the same language and the same keys
-    /// along every word, and states in different blocks do not.
+    /// The coarsest partition of the states in which blockmates have the
+    /// same keys and move on the same classes into the same blocks: each
+    /// state's block, where states in one block have the same language
+    /// and the same keys along every word, and states in different blocks
+    /// do not.
+    ///
+    /// Three steps, each cheaper than the next would be alone:
+    /// - hashes of `SIGNATURE_ROUNDS` Moore rounds (`signatures`, on the
+    ///   `threads`) give a first partition, finer than "equal keys" and
+    ///   coarser than the answer;
+    /// - blocks split by each state's moves into the blocks of the moment
+    ///   (`settle_hashed`), re-hashing only the states some move of
+    ///   which now leads into a renumbered block, until no block splits;
+    /// - a linear check that blockmates' moves agree (`stable`). A hash
+    ///   collision could leave two different states together (never
+    ///   separate equal ones), so if the check fails, the partition
+    ///   refinement of Valmari and Lehtinen (`settle_cords`) finishes
+    ///   the job from there, exactly.
+    ///
     /// Fails only on the compile's limits ([`crate::limits`]).
     pub fn refine(&self, keys: &[u32], threads: usize) -> Result<Vec<u32>, Limit> {
-        self.refine_after(keys, SIGNATURE_ROUNDS, threads)
+        self.refine_with(keys, SIGNATURE_ROUNDS, Settle::Hashed, threads)
     }
 
     /// [`SparseDfa::refine`] from the signatures of `rounds` Moore rounds
-    /// (any number gives the same answer, only sooner or later).
-    fn refine_after(&self, keys: &[u32], rounds: usize, threads: usize) -> Result<Vec<u32>, Limit> {
+    /// (any number gives the same answer, only sooner or later), settled
+    /// as `settle` says (both give the same answer).
+    fn refine_with(
+        &self,
+        keys: &[u32],
+        rounds: usize,
+        settle: Settle,
+        threads: usize,
+    ) -> Result<Vec<u32>, Limit> {
+        let n = self.n_states();
+        // The account: the automaton, each state's predecessors, the
+        // blocks' partition, the signatures and the hashing's lists.
+        let held = self.bytes() + self.n_moves() * 4 + n * 64;
+        crate::limits::check("minimize", held)?;
+        let sig = self.signatures(keys, rounds, threads);
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        let key = |s: u32| (sig[s as usize], keys[s as usize]);
+        order.sort_unstable_by_key(|&s| (key(s), s));
+        // Grouped by key as well as hash: a collision of signatures never
+        // puts states of different keys together.
+        let mut blocks = Partition::grouped(order, key);
+        drop(sig);
+        #[cfg(test)]
+        if settle == Settle::HashedOnly {
+            self.settle_hashed(&mut blocks, threads, held)?;
+            return Ok(blocks.set_of());
+        }
+        if settle == Settle::Hashed {
+            self.settle_hashed(&mut blocks, threads, held)?;
+            let block = blocks.set_of();
+            if self.stable(&block, threads) {
+                return Ok(block);
+            }
+        }
+        self.settle_cords(blocks)
+    }
+
+    /// Splits `blocks` until blockmates' moves hash alike: each round
+    /// hashes the waiting states' moves (class and target block), splits
+    /// every block whose waiting states differ from its other states, and
+    /// sets waiting the predecessors of the states whose block number
+    /// changed (no other state's hash can have changed). A split gives
+    /// the new number to its smaller side, so a state is renumbered at
+    /// most `log n` times: the rounds together touch `O(m log n)` moves,
+    /// and after the first (every state) only the frontier of the last
+    /// splits, where a Moore round reads every move every time.
+    fn settle_hashed(
+        &self,
+        blocks: &mut Partition,
+        threads: usize,
+        held: usize,
+    ) -> Result<(), Limit> {
+        let n = self.n_states();
+        let preds = Preds::of(self);
+        // Per block the hash of its states that are not waiting (they all
+        // have it: their targets' blocks have not changed since).
+        let mut block_hash = vec![0u64; blocks.len()];
+        let mut waiting: Vec<u32> = (0..n as u32).collect();
+        let mut listed = vec![false; n];
+        let mut hashed: Vec<(u32, u64, u32)> = Vec::new();
+        let mut moved: Vec<u32> = Vec::new();
+        while !waiting.is_empty() {
+            crate::limits::check("minimize", held)?;
+            self.hash_moves(blocks, &waiting, threads, &mut hashed);
+            hashed.sort_unstable();
+            for run in hashed.chunk_by(|a, b| a.0 == b.0) {
+                split_block(blocks, &mut block_hash, run, &mut moved);
+            }
+            waiting.clear();
+            for &s in &moved {
+                for &p in preds.of_state(s) {
+                    if !listed[p as usize] {
+                        listed[p as usize] = true;
+                        waiting.push(p);
+                    }
+                }
+            }
+            for &p in &waiting {
+                listed[p as usize] = false;
+            }
+            moved.clear();
+        }
+        Ok(())
+    }
+
+    /// Per state of `states`, `(its block, the hash of its moves' classes
+    /// and target blocks, the state)`, into `out`; on the threads when
+    /// there are many.
+    fn hash_moves(
+        &self,
+        blocks: &Partition,
+        states: &[u32],
+        threads: usize,
+        out: &mut Vec<(u32, u64, u32)>,
+    ) {
+        let one = |states: &[u32], out: &mut [(u32, u64, u32)]| {
+            for (&s, o) in states.iter().zip(out) {
+                let (cs, ts) = self.moves(s);
+                let h = cs.iter().zip(ts).fold(0, |h, (&c, &t)| {
+                    mix(mix(h, c as u64), blocks.set_of_elem(t) as u64)
+                });
+                *o = (blocks.set_of_elem(s), h, s);
+            }
+        };
+        out.clear();
+        out.resize(states.len(), (0, 0, 0));
+        let threads = if states.len() < PARALLEL_ROUND {
+            1
+        } else {
+            threads.max(1)
+        };
+        let part = states.len().div_ceil(threads).max(1);
+        std::thread::scope(|scope| {
+            let mut parts = states.chunks(part).zip(out.chunks_mut(part));
+            let first = parts.next();
+            for (states, out) in parts {
+                scope.spawn(move || one(states, out));
+            }
+            if let Some((states, out)) = first {
+                one(states, out);
+            }
+        });
+    }
+
+    /// Whether blockmates move on the same classes into the same blocks
+    /// (`block`: each state's), checked against each block's first state.
+    fn stable(&self, block: &[u32], threads: usize) -> bool {
+        let n = self.n_states();
+        let n_blocks = block.iter().max().map_or(0, |&b| b as usize + 1);
+        let mut first = vec![0u32; n_blocks];
+        for s in (0..n as u32).rev() {
+            first[block[s as usize] as usize] = s;
+        }
+        let agrees = |s: u32| {
+            let (cs, ts) = self.moves(s);
+            let (rc, rt) = self.moves(first[block[s as usize] as usize]);
+            cs == rc
+                && ts
+                    .iter()
+                    .zip(rt)
+                    .all(|(&t, &r)| block[t as usize] == block[r as usize])
+        };
+        let threads = if n < PARALLEL_ROUND {
+            1
+        } else {
+            threads.max(1)
+        };
+        let part = n.div_ceil(threads).max(1) as u32;
+        std::thread::scope(|scope| {
+            let checks: Vec<_> = (1..threads as u32)
+                .map(|i| {
+                    scope.spawn(move || (i * part..((i + 1) * part).min(n as u32)).all(agrees))
+                })
+                .collect();
+            let mine = (0..part.min(n as u32)).all(agrees);
+            checks
+                .into_iter()
+                .fold(mine, |ok, c| c.join().expect("stability check") && ok)
+        })
+    }
+
+    /// Partition refinement on the partial transition function (Valmari
+    /// and Lehtinen's formulation of Hopcroft's algorithm) from `blocks`:
+    /// blocks of states and "cords" of moves (same class, targets in one
+    /// block) split each other until stable, always scanning the smaller
+    /// half of a split. Only live moves exist, so the work is `O(m log n)`
+    /// over the `m` live moves, not over `states x classes`; but every
+    /// block is scanned once even when nothing is left to split.
+    fn settle_cords(&self, mut blocks: Partition) -> Result<Vec<u32>, Limit> {
         let n = self.n_states();
         let mut moves = Moves::of(self);
         // The account: the automaton, the moves (four words each, with the
-        // cords' partition), the blocks' partition and the signatures.
-        let held = self.bytes() + moves.len() * 29 + n * 40;
+        // cords' partition) and the blocks' partition.
+        let held = self.bytes() + moves.len() * 29 + n * 24;
         crate::limits::check("minimize", held)?;
         let mut every = crate::limits::Every::new(256);
-        let sig = self.signatures(keys, rounds, threads);
-        let mut order: Vec<u32> = (0..n as u32).collect();
-        order.sort_unstable_by_key(|&s| (sig[s as usize], s));
-        let mut blocks = Partition::grouped(order, |s| sig[s as usize]);
-        drop(sig);
         let by_class = std::mem::take(&mut moves.by_class);
         let mut cords = Partition::grouped(by_class, |t| moves.class[t as usize] as u32);
         // Block 0 never splits anything: the other blocks, and the cords
@@ -130,6 +298,91 @@ impl SparseDfa {
             }
         }
         Ok(blocks.set_of())
+    }
+}
+
+/// How [`SparseDfa::refine_with`] settles the first partition.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Settle {
+    /// Hashed rounds, checked, and the cords only if the check fails.
+    Hashed,
+    /// The cords alone (the tests compare the ways).
+    #[cfg(test)]
+    Cords,
+    /// Hashed rounds alone, unchecked (the tests see that they settle
+    /// without the cords' help).
+    #[cfg(test)]
+    HashedOnly,
+}
+
+/// Splits the block of `run` (waiting states of one block with their
+/// moves' hashes, sorted by hash) into one block per hash, the block's
+/// other states keeping its hash (`block_hash`, extended for each new
+/// block). The states given a new block number go to `moved`.
+fn split_block(
+    blocks: &mut Partition,
+    block_hash: &mut Vec<u64>,
+    run: &[(u32, u64, u32)],
+    moved: &mut Vec<u32>,
+) {
+    let x = run[0].0;
+    let others = blocks.set(x as usize).len() - run.len();
+    let groups = || run.chunk_by(|a, b| a.1 == b.1);
+    // The hash that stays unmarked: the other states', or when all are
+    // waiting the largest group's (fewest renumbered).
+    let stays = if others > 0 {
+        block_hash[x as usize]
+    } else {
+        groups().max_by_key(|g| g.len()).expect("a run")[0].1
+    };
+    let mut rest = x;
+    for g in groups().filter(|g| g[0].1 != stays) {
+        for &(_, _, s) in g {
+            blocks.mark(s);
+        }
+        let new = blocks.len() as u32;
+        blocks.split_noting(|e| moved.push(e));
+        block_hash.push(0);
+        let at = blocks.set_of_elem(g[0].2);
+        block_hash[at as usize] = g[0].1;
+        if at == rest {
+            // The group kept the number; the rest went to the new block.
+            rest = new;
+        }
+    }
+    block_hash[rest as usize] = stays;
+}
+
+/// Per state, the states with a live move into it.
+struct Preds {
+    start: Vec<u32>,
+    from: Vec<u32>,
+}
+
+impl Preds {
+    fn of(dfa: &SparseDfa) -> Preds {
+        let n = dfa.n_states();
+        let mut start = vec![0u32; n + 1];
+        for s in 0..n as u32 {
+            for &t in dfa.moves(s).1 {
+                start[t as usize + 1] += 1;
+            }
+        }
+        prefix_sums(&mut start);
+        let mut next = start.clone();
+        let mut from = vec![0u32; dfa.n_moves()];
+        for s in 0..n as u32 {
+            for &t in dfa.moves(s).1 {
+                from[next[t as usize] as usize] = s;
+                next[t as usize] += 1;
+            }
+        }
+        Preds { start, from }
+    }
+
+    /// The states with a move into `s` (once per move).
+    fn of_state(&self, s: u32) -> &[u32] {
+        &self.from[self.start[s as usize] as usize..self.start[s as usize + 1] as usize]
     }
 }
 
@@ -375,7 +628,18 @@ impl Partition {
         self.place[e as usize].at = j;
     }
 
+    /// The set of element `e`.
+    fn set_of_elem(&self, e: u32) -> u32 {
+        self.place[e as usize].set
+    }
+
     fn split(&mut self) {
+        self.split_noting(|_| {});
+    }
+
+    /// [`Partition::split`], calling `moved` with each element given a
+    /// new set number.
+    fn split_noting(&mut self, mut moved: impl FnMut(u32)) {
         while let Some(s) = self.touched.pop() {
             let z = self.sets.len();
             let span = &mut self.sets[s as usize];
@@ -403,7 +667,9 @@ impl Partition {
             };
             self.sets.push(new);
             for i in new.first..new.past {
-                self.place[self.elems[i as usize] as usize].set = z as u32;
+                let e = self.elems[i as usize];
+                self.place[e as usize].set = z as u32;
+                moved(e);
             }
         }
     }
@@ -652,12 +918,26 @@ mod tests {
         }
     }
 
-    /// The refinement loop, not the signatures, guarantees the answer:
-    /// starting it from the keys alone (0 rounds, where it does all the
-    /// splitting) or from a few rounds gives the same blocks as the
-    /// default. With colours as keys, so that keys are more than two.
+    /// Each state's block renamed by first appearance, so that two
+    /// partitions compare equal whatever their block numbers.
+    fn canonical(blocks: &[u32]) -> Vec<u32> {
+        let mut name = std::collections::HashMap::new();
+        blocks
+            .iter()
+            .map(|b| {
+                let next = name.len() as u32;
+                *name.entry(*b).or_insert(next)
+            })
+            .collect()
+    }
+
+    /// The settling, not the signatures, guarantees the answer: starting
+    /// from the keys alone (0 rounds, where it does all the splitting) or
+    /// from a few rounds, hashed or by cords, gives the same blocks as
+    /// the default, and they are the equivalence classes. With colours as
+    /// keys, so that keys are more than two.
     #[test]
-    fn any_number_of_signature_rounds_gives_the_same_blocks() {
+    fn any_rounds_and_either_settling_give_the_same_blocks() {
         for seed in 0..200u64 {
             let n = 1 + (seed as usize * 11) % 40;
             let mut d = random_dfa(seed, n, 2 + (seed as usize) % 4);
@@ -669,20 +949,17 @@ mod tests {
                 .collect();
             let sparse = SparseDfa::from_dense(&d);
             let want = sparse.refine(&keys, 1).unwrap();
+            assert!(sparse.stable(&want, 1), "seed {seed}");
             for rounds in [0, 1, 2, 5] {
-                let got = sparse.refine_after(&keys, rounds, 1).unwrap();
-                // The same partition, whatever the block numbers.
-                for s in 0..want.len() {
-                    for t in s + 1..want.len() {
-                        assert_eq!(
-                            want[s] == want[t],
-                            got[s] == got[t],
-                            "seed {seed}, {rounds} rounds: states {s} and {t}"
-                        );
-                    }
+                for settle in [Settle::Hashed, Settle::Cords, Settle::HashedOnly] {
+                    let got = sparse.refine_with(&keys, rounds, settle, 1).unwrap();
+                    assert_eq!(
+                        canonical(&want),
+                        canonical(&got),
+                        "seed {seed}, {rounds} rounds, {settle:?}"
+                    );
                 }
             }
-            // And the blocks are the equivalence classes.
             for s in 1..want.len() as u32 {
                 for t in s + 1..want.len() as u32 {
                     assert_eq!(
@@ -692,6 +969,64 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// The check that decides whether the cords must finish the job: it
+    /// refuses a partition with blockmates that move into different
+    /// blocks (the keys alone, where minimization merges less than they
+    /// group) and one with blockmates that move on different classes.
+    #[test]
+    fn the_stability_check_finds_blockmates_that_differ() {
+        let mut refused = 0;
+        for seed in 0..100u64 {
+            let mut d = random_dfa(seed, 5 + seed as usize % 20, 3);
+            if !d.trim() {
+                continue;
+            }
+            let sparse = SparseDfa::from_dense(&d);
+            let keys: Vec<u32> = d.accept.iter().map(|&a| a as u32).collect();
+            let want = sparse.refine(&keys, 1).unwrap();
+            let by_key: Vec<u32> = (0..d.n_states())
+                .map(|s| u32::from(s > 0) + keys[s])
+                .collect();
+            let n_want = want.iter().collect::<std::collections::HashSet<_>>().len();
+            let n_key = by_key
+                .iter()
+                .collect::<std::collections::HashSet<_>>()
+                .len();
+            assert_eq!(sparse.stable(&by_key, 1), n_want == n_key, "seed {seed}");
+            refused += (n_want != n_key) as usize;
+        }
+        assert!(refused >= 50, "only {refused} partitions to refuse");
+        // States 2 and 3 both accept, but only 2 moves on `b`.
+        let d = Dfa::drawn("1a2 1c3 2b2", vec![false, false, true, true]);
+        let sparse = SparseDfa::from_dense(&d);
+        assert!(!sparse.stable(&[0, 1, 2, 2], 1));
+        assert!(sparse.stable(&[0, 1, 2, 3], 1));
+    }
+
+    /// Threads hash the settling's first round and check stability in
+    /// parts: the same blocks as one thread, on an automaton above the
+    /// size where the work is split.
+    #[test]
+    fn threads_give_one_threads_blocks() {
+        let mut d = random_dfa(9, PARALLEL_ROUND + 4_321, 4);
+        assert!(d.trim());
+        let sparse = SparseDfa::from_dense(&d);
+        assert!(sparse.n_states() >= PARALLEL_ROUND);
+        let keys: Vec<u32> = (0..sparse.n_states() as u32).map(|s| s % 3).collect();
+        let one = canonical(&sparse.refine(&keys, 1).unwrap());
+        let cords = sparse.refine_with(&keys, 4, Settle::Cords, 1).unwrap();
+        assert_eq!(canonical(&cords), one, "hashed and cords");
+        for threads in [1, 2] {
+            let hashed = sparse.refine_with(&keys, 4, Settle::HashedOnly, threads);
+            assert_eq!(canonical(&hashed.unwrap()), one, "hashed alone");
+        }
+        for threads in [2, 3] {
+            let got = sparse.refine(&keys, threads).unwrap();
+            assert!(sparse.stable(&got, threads));
+            assert_eq!(canonical(&got), one, "{threads} threads");
         }
     }
 

@@ -234,8 +234,8 @@ impl SparseDfa {
     ///
     /// The numbering depends only on the quotient's language structure,
     /// so equal inputs give identical tables, whichever states stand for
-    /// their blocks.
-    pub fn quotient(&self, block_of: &[u32]) -> (Dfa, Vec<u32>) {
+    /// their blocks and however many `threads` fill the table.
+    pub fn quotient(&self, block_of: &[u32], threads: usize) -> (Dfa, Vec<u32>) {
         let k = self.n_classes;
         let n_blocks = block_of.iter().max().map_or(0, |&b| b as usize + 1);
         let mut rep = vec![0u32; n_blocks];
@@ -286,11 +286,32 @@ impl SparseDfa {
         let collided = merged.is_none();
         let (remap, nk) = merged.unwrap_or_else(|| ((0..k as u16).collect(), k));
         let mut trans = vec![DEAD; order.len() * nk];
-        for new in 1..order.len() {
-            for (c, t) in row(new) {
-                trans[new * nk + remap[c] as usize] = t;
+        // Rows in parts on the threads: most of the fill's time is the
+        // first touch of the table's fresh pages (66 MB at 1,000 tools:
+        // 27 ms on one thread, 15 on two).
+        let fill = |first: usize, rows: &mut [u32]| {
+            for (i, out) in rows.chunks_mut(nk).enumerate() {
+                for (c, t) in row(first + i) {
+                    out[remap[c] as usize] = t;
+                }
             }
-        }
+        };
+        let threads = if trans.len() < PARALLEL_FILL {
+            1
+        } else {
+            threads.max(1)
+        };
+        let per = order.len().div_ceil(threads).max(1);
+        std::thread::scope(|scope| {
+            let mut parts = trans.chunks_mut(per * nk).enumerate();
+            let first = parts.next();
+            for (i, rows) in parts {
+                scope.spawn(move || fill(i * per, rows));
+            }
+            if let Some((_, rows)) = first {
+                fill(0, rows);
+            }
+        });
         let accept = order
             .iter()
             .map(|&b| self.accept[rep[b as usize] as usize])
@@ -314,6 +335,10 @@ impl SparseDfa {
         self.row.len() * 8 + self.target.len() * 5 + self.accept.len()
     }
 }
+
+/// The fewest table entries for which a quotient's rows are filled on
+/// several threads.
+const PARALLEL_FILL: usize = 1 << 20;
 
 /// The byte classes of a table of `n` rows over `k` classes, given by
 /// their live moves (`row(s)`: `(class, target)`, the dead state's row 0
@@ -414,7 +439,7 @@ mod tests {
         let mut s = SparseDfa::from_dense(&dead_ends());
         assert!(s.prune());
         let identity: Vec<u32> = (0..5).collect();
-        let (d, new_of) = s.quotient(&identity);
+        let (d, new_of) = s.quotient(&identity, 1);
         assert_eq!(new_of, vec![DEAD, 1, 2, UNREACHED, UNREACHED]);
         assert_eq!(d.n_states(), 3);
         assert!(d.accepts(b"aaa") && !d.accepts(b"b") && !d.accepts(b""));

@@ -443,11 +443,9 @@ pub(crate) fn subsets(
             l
         };
         // Millions of small lists at 10,000 tools: the threads share them.
-        in_parts(
-            sets.len(),
-            if sets.len() >= BATCH { threads } else { 1 },
-            |ids| ids.map(label).collect(),
-        )
+        in_parts(sets.len(), parts_for(sets.len(), threads), |ids| {
+            ids.map(label).collect()
+        })
     } else {
         Vec::new()
     };
@@ -491,9 +489,19 @@ fn expand(
     });
 }
 
+/// How many threads share a per-state pass over `n` states (one below a
+/// batch's worth, where starting them costs more than they save).
+pub(crate) fn parts_for(n: usize, threads: usize) -> usize {
+    if n >= BATCH {
+        threads
+    } else {
+        1
+    }
+}
+
 /// `f` over `0..n` split in `parts` contiguous ranges, each on its own
 /// thread (this one included), results concatenated in order.
-fn in_parts<T: Send>(
+pub(crate) fn in_parts<T: Send>(
     n: usize,
     parts: usize,
     f: impl Fn(std::ops::Range<usize>) -> Vec<T> + Sync,
