@@ -109,17 +109,20 @@ impl SparseDfa {
     ) -> Result<Vec<u32>, Limit> {
         let n = self.n_states();
         // The account: the automaton, each state's predecessors, the
-        // blocks' partition, the signatures and the hashing's lists.
-        let held = self.bytes() + self.n_moves() * 4 + n * 64;
+        // blocks' partition, the signatures and the sorted lists (twice,
+        // while merged).
+        let held = self.bytes() + self.n_moves() * 4 + n * 80;
         crate::limits::check("minimize", held)?;
         let sig = self.signatures(keys, rounds, threads);
-        let mut order: Vec<u32> = (0..n as u32).collect();
-        let key = |s: u32| (sig[s as usize], keys[s as usize]);
-        order.sort_unstable_by_key(|&s| (key(s), s));
+        // Sorted as one array (a sort by a key read through the state
+        // number was 0.9 s of 5.9 million states at 10,000 tools).
+        let mut keyed: Vec<(u64, u32, u32)> = (0..n).map(|s| (sig[s], keys[s], s as u32)).collect();
+        drop(sig);
+        par_sort(&mut keyed, threads);
         // Grouped by key as well as hash: a collision of signatures never
         // puts states of different keys together.
-        let mut blocks = Partition::grouped(order, key);
-        drop(sig);
+        let mut blocks = Partition::grouped(keyed.iter().map(|&(h, k, s)| (s, (h, k))));
+        drop(keyed);
         #[cfg(test)]
         if settle == Settle::HashedOnly {
             self.settle_hashed(&mut blocks, threads, held)?;
@@ -162,7 +165,7 @@ impl SparseDfa {
         while !waiting.is_empty() {
             crate::limits::check("minimize", held)?;
             self.hash_moves(blocks, &waiting, threads, &mut hashed);
-            hashed.sort_unstable();
+            par_sort(&mut hashed, threads);
             for run in hashed.chunk_by(|a, b| a.0 == b.0) {
                 split_block(blocks, &mut block_hash, run, &mut moved);
             }
@@ -275,7 +278,7 @@ impl SparseDfa {
         crate::limits::check("minimize", held)?;
         let mut every = crate::limits::Every::new(256);
         let by_class = std::mem::take(&mut moves.by_class);
-        let mut cords = Partition::grouped(by_class, |t| moves.class[t as usize] as u32);
+        let mut cords = Partition::grouped(by_class.iter().map(|&t| (t, moves.class[t as usize])));
         // Block 0 never splits anything: the other blocks, and the cords
         // of every class (which split "has a move" from "has none"), say
         // all it would.
@@ -454,6 +457,36 @@ impl SparseDfa {
 /// The fewest states for which a signature round is split among threads.
 const PARALLEL_ROUND: usize = 1 << 16;
 
+/// Sorts `v` (of distinct items, so that the order is unique) on up to
+/// two threads: the halves apart, then merged.
+fn par_sort<T: Ord + Copy + Send>(v: &mut Vec<T>, threads: usize) {
+    if threads < 2 || v.len() < PARALLEL_ROUND {
+        v.sort_unstable();
+        return;
+    }
+    let mid = v.len() / 2;
+    let (low, high) = v.split_at_mut(mid);
+    std::thread::scope(|scope| {
+        scope.spawn(|| high.sort_unstable());
+        low.sort_unstable();
+    });
+    let (low, high) = v.split_at(mid);
+    let mut merged = Vec::with_capacity(v.len());
+    let (mut i, mut j) = (0, 0);
+    while i < low.len() && j < high.len() {
+        if high[j] < low[i] {
+            merged.push(high[j]);
+            j += 1;
+        } else {
+            merged.push(low[i]);
+            i += 1;
+        }
+    }
+    merged.extend_from_slice(&low[i..]);
+    merged.extend_from_slice(&high[j..]);
+    *v = merged;
+}
+
 /// One step of a signature's hash.
 fn mix(h: u64, x: u64) -> u64 {
     (h ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29)
@@ -569,17 +602,19 @@ struct Span {
 }
 
 impl Partition {
-    /// One set per run of equal `key` in `order` (all of `0..n`).
-    fn grouped<K: PartialEq>(order: Vec<u32>, key: impl Fn(u32) -> K) -> Partition {
+    /// One set per run of equal keys in `order` (all of `0..n`, each
+    /// with its key).
+    fn grouped<K: PartialEq>(order: impl ExactSizeIterator<Item = (u32, K)>) -> Partition {
         let n = order.len();
         let mut p = Partition {
             place: vec![Place::default(); n],
             sets: Vec::new(),
             touched: Vec::new(),
-            elems: order,
+            elems: Vec::with_capacity(n),
         };
-        for (i, &e) in p.elems.iter().enumerate() {
-            if i == 0 || key(e) != key(p.elems[i - 1]) {
+        let mut last = None;
+        for (i, (e, key)) in order.enumerate() {
+            if last.as_ref() != Some(&key) {
                 if let Some(last) = p.sets.last_mut() {
                     last.past = i as u32;
                 }
@@ -588,7 +623,9 @@ impl Partition {
                     past: n as u32,
                     marked: 0,
                 });
+                last = Some(key);
             }
+            p.elems.push(e);
             p.place[e as usize] = Place {
                 at: i as u32,
                 set: p.sets.len() as u32 - 1,
