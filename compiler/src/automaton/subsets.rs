@@ -336,6 +336,9 @@ impl Expanded {
 const PARALLEL_MIN: usize = 512;
 /// The most states expanded at once: bounds the expanded sets held.
 const BATCH: usize = 8192;
+/// States per chunk of a batch: threads take chunks as they finish, so
+/// that uneven states even out.
+const CHUNK: usize = 256;
 
 /// Subset construction: the DFA, each state's regions when `labeled` (the
 /// sorted regions of its NFA states that read a byte, see
@@ -345,8 +348,12 @@ const BATCH: usize = 8192;
 /// States are expanded in id order, their new target sets numbered in
 /// the order met, as one thread would. With `threads > 1`, once enough
 /// states wait, a batch of them is expanded (gathered, closed, hashed:
-/// most of the work) on the threads, each a contiguous part, and then
-/// numbered in order on this thread: the same ids as one thread gives.
+/// most of the work) on the threads, chunk by chunk, and numbered in
+/// order on this thread while the threads expand the next batch (the
+/// states already known past it): the same ids as one thread gives,
+/// since a state's expansion depends on its set alone (DESIGN.md §12:
+/// numbering beside the expansion, and chunks rather than one part per
+/// thread).
 pub(crate) fn subsets(
     nfa: &Nfa,
     max_states: usize,
@@ -357,7 +364,11 @@ pub(crate) fn subsets(
     let threads = threads.clamp(1, 64);
     // One thread's space; the others' once a batch is large enough.
     let mut scratch = vec![Scratch::new(nfa, n_classes)];
-    let mut expanded = vec![Expanded::default()];
+    // One state's expansion, and the chunks of the batch being numbered
+    // and of the one being expanded.
+    let mut one = Expanded::default();
+    let (mut ready, mut spare): (Vec<Expanded>, Vec<Expanded>) = Default::default();
+    let mut batch = Batch::default();
 
     let mut sets = Sets::new();
     let empty = sets.find(&[], Sets::hash_of(&[])).expect_err("new");
@@ -371,18 +382,20 @@ pub(crate) fn subsets(
     sets.insert(&sc.set, h, slot);
     let mut dfa = SparseDfa::building(classes, n_classes);
     let mut next = 1usize;
-    // The memory account: the NFA, the sets, the moves, the batch and the
-    // threads' scratch spaces.
+    // States past `next` already expanded, in `ready`.
+    let mut expanded = 0usize;
+    // The memory account: the NFA, the sets, the moves, the batches and
+    // the threads' scratch spaces.
     let nfa_bytes = nfa.states.len() * crate::automaton::nfa::STATE_BYTES;
     while next < sets.len() {
-        let waiting = sets.len() - next;
-        let batch = if threads > 1 && waiting >= PARALLEL_MIN {
-            waiting.min(BATCH)
-        } else {
-            1
-        };
-        let batch_bytes: usize = expanded.iter().map(Expanded::bytes).sum::<usize>()
-            + scratch.iter().map(Scratch::bytes).sum::<usize>();
+        let batch_bytes: usize = ready
+            .iter()
+            .chain(&spare)
+            .map(Expanded::bytes)
+            .sum::<usize>()
+            + scratch.iter().map(Scratch::bytes).sum::<usize>()
+            + one.bytes()
+            + batch.bytes();
         let held = nfa_bytes + sets.bytes() + dfa.bytes() + batch_bytes;
         if let Err(limit) = crate::limits::check("determinize", held) {
             // Where the construction was: the region of the first NFA
@@ -395,23 +408,58 @@ pub(crate) fn subsets(
                 .map(|st| st.region);
             return Err(region.map_or(limit, |r| limit.in_region(r)));
         }
-        let parts = if batch == 1 { 1 } else { threads };
-        while scratch.len() < parts {
+        while scratch.len() < threads {
             scratch.push(Scratch::new(nfa, n_classes));
-            expanded.push(Expanded::default());
         }
-        expand(
-            nfa,
-            &classes,
-            &sets,
-            next..next + batch,
-            &mut scratch[..parts],
-            &mut expanded[..parts],
-        );
-        for part in &expanded[..parts] {
-            number(part, &mut sets, &mut dfa, max_states)?;
+        if expanded == 0 {
+            let waiting = sets.len() - next;
+            if threads == 1 || waiting < PARALLEL_MIN {
+                one.clear();
+                one.push(nfa, &classes, sets.get(next as u32), &mut scratch[0]);
+                number(&one, &mut sets, &mut dfa, max_states)?;
+                next += 1;
+                continue;
+            }
+            // Half of them when few, so that the other half is expanded
+            // beside this half's numbering.
+            expanded = if waiting >= 2 * PARALLEL_MIN {
+                (waiting / 2).min(BATCH)
+            } else {
+                waiting
+            };
+            batch.copy(&sets, next..next + expanded);
+            let job = Expand {
+                nfa,
+                classes: &classes,
+                batch: &batch,
+            };
+            job.run(&mut scratch, &mut ready, || Ok(()))?;
         }
-        next += batch;
+        // The states known past the ready batch are expanded beside its
+        // numbering.
+        let after = next + expanded;
+        let known = (sets.len() - after).min(BATCH);
+        if known >= PARALLEL_MIN {
+            batch.copy(&sets, after..after + known);
+            let job = Expand {
+                nfa,
+                classes: &classes,
+                batch: &batch,
+            };
+            job.run(&mut scratch, &mut spare, || {
+                ready
+                    .iter()
+                    .try_for_each(|ex| number(ex, &mut sets, &mut dfa, max_states))
+            })?;
+            std::mem::swap(&mut ready, &mut spare);
+            expanded = known;
+        } else {
+            for ex in &ready {
+                number(ex, &mut sets, &mut dfa, max_states)?;
+            }
+            expanded = 0;
+        }
+        next = after;
     }
     dfa.accept = sets
         .iter()
@@ -452,41 +500,83 @@ pub(crate) fn subsets(
     Ok((dfa, labels, sets))
 }
 
-/// Expands the states `range` into `out`, split in contiguous parts, one
-/// per scratch space, on that many threads (this one included).
-fn expand(
-    nfa: &Nfa,
-    classes: &[u8; 256],
-    sets: &Sets,
-    range: std::ops::Range<usize>,
-    scratch: &mut [Scratch],
-    out: &mut [Expanded],
-) {
-    let parts = out.len();
-    let per = range.len().div_ceil(parts);
-    let part = |i: usize| {
-        let lo = range.start + i * per;
-        lo.min(range.end)..(lo + per).min(range.end)
-    };
-    let run = |ids: std::ops::Range<usize>, sc: &mut Scratch, ex: &mut Expanded| {
-        ex.clear();
-        for id in ids {
-            ex.push(nfa, classes, sets.get(id as u32), sc);
-        }
-    };
-    if parts == 1 {
-        run(range, &mut scratch[0], &mut out[0]);
-        return;
+/// The NFA sets of a batch of DFA states, copied out of the [`Sets`] so
+/// that threads read them while this thread adds sets.
+#[derive(Default)]
+struct Batch {
+    items: Vec<u32>,
+    /// Per state where its set ends in `items`.
+    ends: Vec<usize>,
+}
+
+impl Batch {
+    /// The sets of states `ids`.
+    fn copy(&mut self, sets: &Sets, ids: std::ops::Range<usize>) {
+        let (lo, hi) = (sets.start[ids.start], sets.start[ids.end]);
+        self.items.clear();
+        self.items.extend_from_slice(&sets.items[lo..hi]);
+        self.ends.clear();
+        self.ends
+            .extend(sets.start[ids.start + 1..=ids.end].iter().map(|&e| e - lo));
     }
-    std::thread::scope(|scope| {
-        let mut work = scratch.iter_mut().zip(out.iter_mut()).enumerate();
-        let (_, (sc0, ex0)) = work.next().expect("one part");
-        for (i, (sc, ex)) in work {
-            let ids = part(i);
-            scope.spawn(move || run(ids, sc, ex));
-        }
-        run(part(0), sc0, ex0);
-    });
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn get(&self, i: usize) -> &[u32] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.items[start..self.ends[i]]
+    }
+
+    fn bytes(&self) -> usize {
+        self.items.capacity() * 4 + self.ends.capacity() * 8
+    }
+}
+
+/// The expansion of one [`Batch`].
+struct Expand<'a> {
+    nfa: &'a Nfa,
+    classes: &'a [u8; 256],
+    batch: &'a Batch,
+}
+
+impl Expand<'_> {
+    /// Expands the batch into `out`, one [`Expanded`] per [`CHUNK`] of
+    /// states in order, on one thread per scratch space; this thread
+    /// first runs `first` (numbering the batch before) and then takes
+    /// chunks too. Returns what `first` returned.
+    fn run(
+        &self,
+        scratch: &mut [Scratch],
+        out: &mut Vec<Expanded>,
+        first: impl FnOnce() -> Result<(), Limit>,
+    ) -> Result<(), Limit> {
+        let n = self.batch.len();
+        out.resize_with(n.div_ceil(CHUNK), Expanded::default);
+        let chunks = std::sync::Mutex::new(out.iter_mut().enumerate());
+        let take = |sc: &mut Scratch| loop {
+            let next = chunks.lock().unwrap_or_else(|e| e.into_inner()).next();
+            let Some((i, ex)) = next else {
+                break;
+            };
+            ex.clear();
+            for j in i * CHUNK..((i + 1) * CHUNK).min(n) {
+                ex.push(self.nfa, self.classes, self.batch.get(j), sc);
+            }
+        };
+        std::thread::scope(|scope| {
+            let (mine, others) = scratch.split_first_mut().expect("a scratch space");
+            for sc in others {
+                scope.spawn(|| take(sc));
+            }
+            let done = first();
+            if done.is_ok() {
+                take(mine);
+            }
+            done
+        })
+    }
 }
 
 /// How many threads share a per-state pass over `n` states (one below a
@@ -587,6 +677,28 @@ mod tests {
         let nfa = crate::automaton::nfa::build(&Expr::alt(calls), 1 << 20).unwrap();
         let (one, one_labels, one_sets) = subsets(&nfa, 1 << 20, true, 1).unwrap();
         assert!(one.n_states() > 2 * PARALLEL_MIN);
+        for threads in [2, 3, 8] {
+            let (dfa, labels, sets) = subsets(&nfa, 1 << 20, true, threads).unwrap();
+            assert_eq!(dfa, one, "{threads} threads");
+            assert_eq!(labels, one_labels);
+            assert!(sets.iter().eq(one_sets.iter()));
+        }
+    }
+
+    /// A frontier of thousands of states: batches of many chunks, each
+    /// numbered while the next is expanded.
+    #[test]
+    fn batches_numbered_beside_the_next_expansion_number_as_one_thread() {
+        let calls = (0..6_000).map(|i| {
+            Expr::seq([
+                Expr::lit(&format!("f{i:04}(")),
+                Expr::star(Expr::alt([Expr::lit("x"), Expr::lit("y")])),
+                Expr::lit(&format!("){}", i % 7)),
+            ])
+        });
+        let nfa = crate::automaton::nfa::build(&Expr::alt(calls), 1 << 22).unwrap();
+        let (one, one_labels, one_sets) = subsets(&nfa, 1 << 22, true, 1).unwrap();
+        assert!(one.n_states() > 2 * BATCH, "{} states", one.n_states());
         for threads in [2, 3, 8] {
             let (dfa, labels, sets) = subsets(&nfa, 1 << 20, true, threads).unwrap();
             assert_eq!(dfa, one, "{threads} threads");
