@@ -43,6 +43,7 @@ mod cross;
 pub mod error;
 pub mod limits;
 pub mod lower;
+mod parallel;
 mod pending;
 pub mod spec;
 pub mod vocab;

@@ -15,8 +15,9 @@ use std::collections::HashMap;
 
 use crate::automaton::nfa::Nfa;
 use crate::automaton::sparse::SparseDfa;
-use crate::automaton::subsets::{in_parts, parts_for, subsets, Sets};
+use crate::automaton::subsets::{subsets, Sets, BATCH};
 use crate::error::Limit;
+use crate::parallel::{in_parts, parts};
 
 /// The dead state: every move from it leads back to it, and it never accepts.
 pub const DEAD: u32 = 0;
@@ -192,7 +193,7 @@ impl Dfa {
         threads: usize,
     ) -> Result<(SparseDfa, Vec<Vec<u32>>, NameColors), Limit> {
         let (dfa, labels, sets) = subsets(nfa, max_states, true, threads)?;
-        let colors = NameColors::of(nfa, &sets, parts_for(sets.len(), threads));
+        let colors = NameColors::of(nfa, &sets, parts(sets.len(), BATCH, threads));
         Ok((dfa, labels, colors))
     }
 

@@ -10,6 +10,7 @@
 use crate::automaton::dfa::{Dfa, UNREACHED};
 use crate::automaton::sparse::SparseDfa;
 use crate::error::Limit;
+use crate::parallel::{fill_parts, in_parts, parts};
 
 impl Dfa {
     /// Merges states with equal languages (see [`SparseDfa::minimize`]).
@@ -207,21 +208,9 @@ impl SparseDfa {
         };
         out.clear();
         out.resize(states.len(), (0, 0, 0));
-        let threads = if states.len() < PARALLEL_ROUND {
-            1
-        } else {
-            threads.max(1)
-        };
-        let part = states.len().div_ceil(threads).max(1);
-        std::thread::scope(|scope| {
-            let mut parts = states.chunks(part).zip(out.chunks_mut(part));
-            let first = parts.next();
-            for (states, out) in parts {
-                scope.spawn(move || one(states, out));
-            }
-            if let Some((states, out)) = first {
-                one(states, out);
-            }
+        let parts = parts(states.len(), PARALLEL_ROUND, threads);
+        fill_parts(out, 1, parts, |first, out| {
+            one(&states[first..first + out.len()], out)
         });
     }
 
@@ -234,7 +223,8 @@ impl SparseDfa {
         for s in (0..n as u32).rev() {
             first[block[s as usize] as usize] = s;
         }
-        let agrees = |s: u32| {
+        let agrees = |s: usize| {
+            let s = s as u32;
             let (cs, ts) = self.moves(s);
             let (rc, rt) = self.moves(first[block[s as usize] as usize]);
             cs == rc
@@ -243,23 +233,11 @@ impl SparseDfa {
                     .zip(rt)
                     .all(|(&t, &r)| block[t as usize] == block[r as usize])
         };
-        let threads = if n < PARALLEL_ROUND {
-            1
-        } else {
-            threads.max(1)
-        };
-        let part = n.div_ceil(threads).max(1) as u32;
-        std::thread::scope(|scope| {
-            let checks: Vec<_> = (1..threads as u32)
-                .map(|i| {
-                    scope.spawn(move || (i * part..((i + 1) * part).min(n as u32)).all(agrees))
-                })
-                .collect();
-            let mine = (0..part.min(n as u32)).all(agrees);
-            checks
-                .into_iter()
-                .fold(mine, |ok, c| c.join().expect("stability check") && ok)
+        in_parts(n, parts(n, PARALLEL_ROUND, threads), |mut states| {
+            vec![states.all(agrees)]
         })
+        .into_iter()
+        .all(|ok| ok)
     }
 
     /// Partition refinement on the partial transition function (Valmari
@@ -415,26 +393,12 @@ impl SparseDfa {
             .collect();
         let mut next = vec![0u64; n];
         // A round reads only the last one's hashes, so its states split
-        // into parts that threads compute alone: the same hashes for any
-        // number of threads. Below PARALLEL_ROUND states a thread costs
-        // more than it saves.
-        let threads = if n < PARALLEL_ROUND {
-            1
-        } else {
-            threads.max(1)
-        };
-        let part = n.div_ceil(threads).max(1);
+        // into parts that threads compute alone.
+        let parts = parts(n, PARALLEL_ROUND, threads);
         for _ in 0..rounds {
-            std::thread::scope(|scope| {
-                let h = &h;
-                let mut parts = next.chunks_mut(part).enumerate();
-                let first = parts.next();
-                for (i, out) in parts {
-                    scope.spawn(move || self.round(h, i * part, out));
-                }
-                if let Some((_, out)) = first {
-                    self.round(h, 0, out);
-                }
+            let last = &h;
+            fill_parts(&mut next, 1, parts, |first, out| {
+                self.round(last, first, out)
             });
             std::mem::swap(&mut h, &mut next);
         }

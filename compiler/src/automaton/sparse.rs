@@ -289,27 +289,12 @@ impl SparseDfa {
         // Rows in parts on the threads: most of the fill's time is the
         // first touch of the table's fresh pages (66 MB at 1,000 tools:
         // 27 ms on one thread, 15 on two).
-        let fill = |first: usize, rows: &mut [u32]| {
+        let parts = crate::parallel::parts(trans.len(), PARALLEL_FILL, threads);
+        crate::parallel::fill_parts(&mut trans, nk, parts, |first, rows| {
             for (i, out) in rows.chunks_mut(nk).enumerate() {
                 for (c, t) in row(first + i) {
                     out[remap[c] as usize] = t;
                 }
-            }
-        };
-        let threads = if trans.len() < PARALLEL_FILL {
-            1
-        } else {
-            threads.max(1)
-        };
-        let per = order.len().div_ceil(threads).max(1);
-        std::thread::scope(|scope| {
-            let mut parts = trans.chunks_mut(per * nk).enumerate();
-            let first = parts.next();
-            for (i, rows) in parts {
-                scope.spawn(move || fill(i * per, rows));
-            }
-            if let Some((_, rows)) = first {
-                fill(0, rows);
             }
         });
         let accept = order

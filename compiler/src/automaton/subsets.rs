@@ -5,6 +5,7 @@ use crate::automaton::dfa::{byte_classes, DEAD};
 use crate::automaton::nfa::Nfa;
 use crate::automaton::sparse::SparseDfa;
 use crate::error::Limit;
+use crate::parallel::{in_parts, parts};
 
 /// The NFA state sets of a subset construction, by DFA state: one flat
 /// buffer of sorted sets and an open-addressing table of their ids keyed
@@ -334,8 +335,9 @@ impl Expanded {
 /// The fewest unexpanded states for which expanding them on several
 /// threads pays for starting the threads (a state takes ~1 us).
 const PARALLEL_MIN: usize = 512;
-/// The most states expanded at once: bounds the expanded sets held.
-const BATCH: usize = 8192;
+/// The most states expanded at once: bounds the expanded sets held (and
+/// the fewest states a per-state pass shares among the threads).
+pub(crate) const BATCH: usize = 8192;
 /// States per chunk of a batch: threads take chunks as they finish, so
 /// that uneven states even out.
 const CHUNK: usize = 256;
@@ -408,9 +410,6 @@ pub(crate) fn subsets(
                 .map(|st| st.region);
             return Err(region.map_or(limit, |r| limit.in_region(r)));
         }
-        while scratch.len() < threads {
-            scratch.push(Scratch::new(nfa, n_classes));
-        }
         if expanded == 0 {
             let waiting = sets.len() - next;
             if threads == 1 || waiting < PARALLEL_MIN {
@@ -427,6 +426,9 @@ pub(crate) fn subsets(
             } else {
                 waiting
             };
+            while scratch.len() < threads {
+                scratch.push(Scratch::new(nfa, n_classes));
+            }
             batch.copy(&sets, next..next + expanded);
             let job = Expand {
                 nfa,
@@ -491,7 +493,7 @@ pub(crate) fn subsets(
             l
         };
         // Millions of small lists at 10,000 tools: the threads share them.
-        in_parts(sets.len(), parts_for(sets.len(), threads), |ids| {
+        in_parts(sets.len(), parts(sets.len(), BATCH, threads), |ids| {
             ids.map(label).collect()
         })
     } else {
@@ -579,48 +581,6 @@ impl Expand<'_> {
     }
 }
 
-/// How many threads share a per-state pass over `n` states (one below a
-/// batch's worth, where starting them costs more than they save).
-pub(crate) fn parts_for(n: usize, threads: usize) -> usize {
-    if n >= BATCH {
-        threads
-    } else {
-        1
-    }
-}
-
-/// `f` over `0..n` split in `parts` contiguous ranges, each on its own
-/// thread (this one included), results concatenated in order.
-pub(crate) fn in_parts<T: Send>(
-    n: usize,
-    parts: usize,
-    f: impl Fn(std::ops::Range<usize>) -> Vec<T> + Sync,
-) -> Vec<T> {
-    let per = n.div_ceil(parts.max(1)).max(1);
-    let ranges: Vec<_> = (0..n)
-        .step_by(per)
-        .map(|lo| lo..(lo + per).min(n))
-        .collect();
-    if ranges.len() <= 1 {
-        return f(0..n);
-    }
-    let f = &f;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = ranges[1..]
-            .iter()
-            .map(|r| {
-                let r = r.clone();
-                scope.spawn(move || f(r))
-            })
-            .collect();
-        let mut out = f(ranges[0].clone());
-        for h in handles {
-            out.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
-        }
-        out
-    })
-}
-
 /// Numbers the target sets of expanded states, in order, and adds their
 /// rows to `dfa`: a set met before gets its id, a new one the next id.
 fn number(
@@ -700,7 +660,7 @@ mod tests {
         let (one, one_labels, one_sets) = subsets(&nfa, 1 << 22, true, 1).unwrap();
         assert!(one.n_states() > 2 * BATCH, "{} states", one.n_states());
         for threads in [2, 3, 8] {
-            let (dfa, labels, sets) = subsets(&nfa, 1 << 20, true, threads).unwrap();
+            let (dfa, labels, sets) = subsets(&nfa, 1 << 22, true, threads).unwrap();
             assert_eq!(dfa, one, "{threads} threads");
             assert_eq!(labels, one_labels);
             assert!(sets.iter().eq(one_sets.iter()));

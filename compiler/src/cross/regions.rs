@@ -139,9 +139,9 @@ impl Regions {
         let mut r = Regions::classes(&dfa.classes);
         let k = dfa.n_classes.max(1);
         let n = dfa.trans.len() / k;
-        let rows_of = |from: usize, to: usize| {
+        let rows_of = |rows: std::ops::Range<usize>| {
             let (mut runs, mut ends, mut live) = (Vec::new(), Vec::new(), Vec::new());
-            for row in dfa.trans[from * k..to * k].chunks_exact(k) {
+            for row in dfa.trans[rows.start * k..rows.end * k].chunks_exact(k) {
                 let first = runs.len();
                 row_runs(row, &r.class_runs, &mut runs);
                 live.push(
@@ -152,21 +152,11 @@ impl Regions {
                 );
                 ends.push(runs.len() as u32);
             }
-            (runs, ends, live)
+            vec![(runs, ends, live)]
         };
         // Below a few thousand rows a thread costs more than it saves.
-        let parts = if n < 4096 { 1 } else { threads.clamp(1, 64) };
-        let per = n.div_ceil(parts).max(1);
-        let done: Vec<_> = std::thread::scope(|scope| {
-            let rows_of = &rows_of;
-            let handles: Vec<_> = (0..n.div_ceil(per))
-                .map(|i| scope.spawn(move || rows_of(i * per, ((i + 1) * per).min(n))))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect()
-        });
+        let parts = crate::parallel::parts(n, 4096, threads.clamp(1, 64));
+        let done = crate::parallel::in_parts(n, parts, rows_of);
         let (mut runs, mut runs_at, mut live) =
             (Vec::new(), Vec::with_capacity(n + 1), Vec::with_capacity(n));
         runs_at.push(0);
