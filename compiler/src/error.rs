@@ -123,6 +123,9 @@ pub enum Limit {
         /// The phase it was in.
         phase: &'static str,
     },
+    /// The minimized machine outgrows what the artifact format addresses
+    /// (its moves are packed as the format stores them).
+    Layout(tooldec_runtime::codec::WriteError),
 }
 
 impl Limit {
@@ -162,7 +165,7 @@ impl Limit {
     pub fn is_size(&self) -> bool {
         matches!(
             self,
-            Limit::NfaStates(_) | Limit::DfaStates(_) | Limit::Memory { .. }
+            Limit::NfaStates(_) | Limit::DfaStates(_) | Limit::Memory { .. } | Limit::Layout(_)
         )
     }
 }
@@ -189,6 +192,7 @@ impl fmt::Display for Limit {
                 bytes_text(*bytes)
             ),
             Limit::Cancelled { phase } => write!(f, "the compile was cancelled during {phase}"),
+            Limit::Layout(e) => write!(f, "{e}"),
         }
     }
 }

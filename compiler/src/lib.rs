@@ -374,7 +374,6 @@ fn compile_machine(
         mask_width,
         max_tokens: opts.max_tokens,
         meta: &meta,
-        threads,
     })?;
     let payload_bytes = payload.len();
     let artifact = match opts.zstd_level {

@@ -18,7 +18,7 @@ use tooldec_runtime::codec::{
 };
 use tooldec_runtime::layout::{self, kind};
 
-use crate::automaton::dfa::Dfa;
+use crate::automaton::packed::PackedDfa as Dfa;
 use crate::cross::Masks;
 use crate::error::{Error, ErrorKind};
 use crate::vocab::{TokenText, Vocab};
@@ -80,32 +80,14 @@ pub struct Input<'a> {
     pub mask_width: u32,
     /// The default budget (`--max-tokens`).
     pub max_tokens: Option<u32>,
-    /// META: the artifact's JSON description, made while the moves are
-    /// packed.
+    /// META: the artifact's JSON description.
     pub meta: &'a (dyn Fn() -> String + Sync),
-    /// Threads: with more than one, the moves are packed on a thread of
-    /// their own while the other sections are built (the packing is the
-    /// largest piece: 50 of 110 ms at 1,000 tools).
-    pub threads: usize,
 }
 
 /// Builds the raw payload.
 pub fn payload(input: &Input<'_>) -> Result<(Vec<u8>, MaskForms), Error> {
     let dfa = input.dfa;
-    let pack = || DfaSection::pack(&dfa.trans, dfa.n_classes as u32).map_err(limit);
-    let (sections, transitions) = if input.threads > 1 {
-        std::thread::scope(|scope| {
-            let packed = scope.spawn(pack);
-            let sections = sections(input);
-            let packed = packed
-                .join()
-                .unwrap_or_else(|e| std::panic::resume_unwind(e));
-            (sections, packed)
-        })
-    } else {
-        (sections(input), pack())
-    };
-    let (s, transitions) = (sections?, transitions?);
+    let s = sections(input)?;
     let payload = Payload {
         header: Header {
             mask_width: input.mask_width,
@@ -116,7 +98,7 @@ pub fn payload(input: &Input<'_>) -> Result<(Vec<u8>, MaskForms), Error> {
         dfa: DfaSection {
             classes: &dfa.classes,
             n_classes: dfa.n_classes as u32,
-            transitions: &transitions,
+            transitions: dfa.transitions(),
             states: &s.states,
         },
         masks: s.masks.masks(),
@@ -273,9 +255,8 @@ fn mask_table(
 /// token and decoding spends most of its steps.
 fn hot_masks(dfa: &Dfa, crossed: &Masks) -> Vec<bool> {
     let mut hot = vec![false; crossed.masks.len()];
-    let nc = dfa.n_classes;
-    for (s, row) in dfa.trans.chunks_exact(nc).enumerate() {
-        if row.iter().any(|&t| t as usize == s) {
+    for s in 0..dfa.n_states() {
+        if dfa.moves(s as u32).any(|(_, t)| t as usize == s) {
             hot[crossed.state_mask[s] as usize] = true;
         }
     }

@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::automaton::packed::PackedDfa;
 use crate::automaton::{dfa, nfa, region, sparse};
 use crate::lower::{blame, call_format};
 use crate::spec::ToolSet;
@@ -21,8 +22,8 @@ pub struct DfaStats {
 
 /// A minimized DFA with its entry points.
 pub struct Machine {
-    /// The trimmed, minimized DFA.
-    pub dfa: dfa::Dfa,
+    /// The trimmed, minimized DFA, packed as the artifact stores it.
+    pub dfa: PackedDfa,
     /// Entry rule names and their start states; the first is the default.
     /// With several entries, `dfa.start` is a selector state that no token
     /// reaches, and each entry's state is where its selector leads.
@@ -288,7 +289,7 @@ fn done(
 
 /// The state entry `k` of `entries` starts at in `dfa` (the start itself
 /// when there is one entry), or the dead state.
-pub fn entry_state(dfa: &dfa::Dfa, entries: usize, k: usize) -> u32 {
+pub fn entry_state(dfa: &PackedDfa, entries: usize, k: usize) -> u32 {
     if entries == 1 {
         dfa.start
     } else {
@@ -404,7 +405,6 @@ impl Machine {
             .collect();
         text_classes.sort_unstable();
         text_classes.dedup();
-        let k = dfa.n_classes;
         let mut text = Vec::new();
         while let Some(s) = stack.pop() {
             text.clear();
@@ -416,10 +416,7 @@ impl Machine {
                         .take_while(|&&(b, _)| b < call_format::ENTRY_ESCAPE)
                         .map(|&(_, t)| t),
                 ),
-                None => {
-                    let row = &dfa.trans[s as usize * k..(s as usize + 1) * k];
-                    text.extend(text_classes.iter().map(|&c| row[c]));
-                }
+                None => text.extend(text_classes.iter().map(|&c| dfa.target(s, c))),
             }
             let specials = markers.iter().map(|m| dfa.walk(s, m));
             for t in text.iter().copied().chain(specials) {

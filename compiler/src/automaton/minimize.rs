@@ -7,17 +7,22 @@
 //! `states x classes` moves there, and the dense Hopcroft this replaced
 //! spent most of its time on them (DESIGN.md §12).
 
-use crate::automaton::dfa::{Dfa, UNREACHED};
+#[cfg(test)]
+use crate::automaton::dfa::Dfa;
+use crate::automaton::dfa::UNREACHED;
+use crate::automaton::packed::PackedDfa;
 use crate::automaton::sparse::SparseDfa;
 use crate::error::Limit;
 use crate::parallel::{fill_parts, in_parts, parts};
 
+/// The tests' dense-table forms.
+#[cfg(test)]
 impl Dfa {
     /// Merges states with equal languages (see [`SparseDfa::minimize`]).
     /// Returns the new number of each old state ([`UNREACHED`] for none).
     pub fn minimize(&mut self) -> Result<Vec<u32>, Limit> {
         let (dfa, new_of) = SparseDfa::from_dense(self).minimize(1)?;
-        *self = dfa;
+        *self = dfa.to_dense();
         Ok(new_of)
     }
 
@@ -25,7 +30,7 @@ impl Dfa {
     /// number of each old state, and each new state's colour.
     pub fn minimize_colored(&mut self, colors: &[u32]) -> Result<(Vec<u32>, Vec<u32>), Limit> {
         let (dfa, new_of, color) = SparseDfa::from_dense(self).minimize_colored(colors, 1)?;
-        *self = dfa;
+        *self = dfa.to_dense();
         Ok((new_of, color))
     }
 }
@@ -37,10 +42,10 @@ impl SparseDfa {
     /// old state ([`UNREACHED`] for none), which carries what is known per
     /// state across. `threads` share the signature rounds (see
     /// [`SparseDfa::refine`]); the result is the same for any number.
-    pub fn minimize(&self, threads: usize) -> Result<(Dfa, Vec<u32>), Limit> {
+    pub fn minimize(&self, threads: usize) -> Result<(PackedDfa, Vec<u32>), Limit> {
         let keys: Vec<u32> = self.accept.iter().map(|&a| a as u32).collect();
         let blocks = self.refine(&keys, threads)?;
-        Ok(self.quotient(&blocks, threads))
+        self.quotient(&blocks, threads)
     }
 
     /// [`SparseDfa::minimize`] keeping states of different colours apart
@@ -52,7 +57,7 @@ impl SparseDfa {
         &self,
         colors: &[u32],
         threads: usize,
-    ) -> Result<(Dfa, Vec<u32>, Vec<u32>), Limit> {
+    ) -> Result<(PackedDfa, Vec<u32>, Vec<u32>), Limit> {
         let keys: Vec<u32> = colors
             .iter()
             .zip(&self.accept)
@@ -64,7 +69,7 @@ impl SparseDfa {
             .collect();
         let blocks = self.refine(&keys, threads)?;
         drop(keys);
-        let (dfa, new_of) = self.quotient(&blocks, threads);
+        let (dfa, new_of) = self.quotient(&blocks, threads)?;
         let mut color = vec![0; dfa.n_states()];
         for (&m, &c) in new_of.iter().zip(colors) {
             if m != UNREACHED {
@@ -677,7 +682,7 @@ impl Partition {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::automaton::dfa::DEAD;
 
@@ -688,7 +693,7 @@ mod tests {
     /// acyclic parts and in loops alike. Odd seeds add the crossing moves
     /// (so equivalent states sit in different loops); even seeds keep the
     /// copies exact.
-    fn random_dfa(seed: u64, m: usize, k: usize) -> Dfa {
+    pub(crate) fn random_dfa(seed: u64, m: usize, k: usize) -> Dfa {
         let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         let mut next = move || {
             x ^= x << 13;

@@ -14,6 +14,7 @@ pub mod lazy;
 pub mod machine;
 pub mod minimize;
 pub mod nfa;
+pub mod packed;
 pub mod region;
 pub mod sparse;
 mod subsets;

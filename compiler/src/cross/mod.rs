@@ -40,8 +40,9 @@ mod trie;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use crate::automaton::dfa::{Dfa, DEAD};
+use crate::automaton::dfa::DEAD;
 use crate::automaton::machine::{Machine, ToolNames};
+use crate::automaton::packed::PackedDfa as Dfa;
 use crate::error::{Error, ErrorKind, Limit};
 use crate::vocab::{TokenText, Vocab};
 pub use mask_set::dense;
@@ -272,7 +273,7 @@ pub fn masks(
     let n = dfa.n_states();
     // The crossing's account: the table, a few words per state (regions,
     // distances, tiers, mask ids) and each thread's stamps.
-    let held = dfa.trans.len() * 4 + n * (32 + 4 * threads.max(1));
+    let held = dfa.bytes() + n * (32 + 4 * threads.max(1));
     // The states' moves as byte runs first: the served-state search reads
     // a few runs per state instead of a row of every class.
     let runs = prepared.use_regions.then(|| Regions::of(dfa, threads));

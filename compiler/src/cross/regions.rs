@@ -28,7 +28,8 @@
 use std::sync::{Arc, Mutex};
 
 use super::trie::TokenTrie;
-use crate::automaton::dfa::{Dfa, WordMap, DEAD};
+use crate::automaton::dfa::{WordMap, DEAD};
+use crate::automaton::packed::PackedDfa as Dfa;
 
 /// The most states of one region.
 pub const MAX_REGION_STATES: usize = 64;
@@ -48,28 +49,24 @@ const CODE_DEAD: u32 = 0xFFFF;
 const CODE_EXIT: u32 = 0xFFFE;
 
 /// What a region's discovery and key read of an automaton: each state's
-/// row of moves by class, and its number of live bytes. A built [`Dfa`]
-/// reads its table (beside the live counts [`Regions::of`] made); a lazy
-/// one builds rows as they are asked for.
+/// moves as byte runs, and its number of live bytes. A built [`Dfa`]'s
+/// were read once by [`Regions::of`]; a lazy one builds rows as they are
+/// asked for.
 pub trait Rows {
-    /// The moves of `s`, one per byte class.
-    fn row(&mut self, s: u32) -> &[u32];
     /// The number of bytes on which `s` moves to a live state.
     fn live_bytes(&mut self, s: u32) -> u32;
     /// The moves of `s` as runs of bytes to one state, `(first byte,
     /// target)` in byte order, into `out`; `class_runs` are the bytes as
     /// runs of one class (see [`Regions`]).
-    fn byte_runs(&mut self, s: u32, class_runs: &[(u8, u32)], out: &mut Vec<(u8, u32)>) {
-        out.clear();
-        row_runs(self.row(s), class_runs, out);
-    }
+    fn byte_runs(&mut self, s: u32, class_runs: &[(u8, u32)], out: &mut Vec<(u8, u32)>);
 }
 
-/// Appends the moves of `row` (one per class) as byte runs to one state.
-fn row_runs(row: &[u32], class_runs: &[(u8, u32)], out: &mut Vec<(u8, u32)>) {
+/// Appends the moves of a state (`row(class)`: its target on a class) as
+/// byte runs to one state.
+fn row_runs(row: impl Fn(usize) -> u32, class_runs: &[(u8, u32)], out: &mut Vec<(u8, u32)>) {
     let first = out.len();
     for &(b, class) in class_runs {
-        let t = row[class as usize];
+        let t = row(class as usize);
         if out.len() == first || out[out.len() - 1].1 != t {
             out.push((b, t));
         }
@@ -85,17 +82,12 @@ fn run_widths(runs: &[(u8, u32)]) -> impl Iterator<Item = (u32, u32)> + '_ {
     })
 }
 
-/// A built DFA with its states' live bytes and byte runs.
+/// A built DFA's live bytes and byte runs.
 struct Built<'a> {
-    dfa: &'a Dfa,
     regions: &'a Regions,
 }
 
 impl Rows for Built<'_> {
-    fn row(&mut self, s: u32) -> &[u32] {
-        let k = self.dfa.n_classes;
-        &self.dfa.trans[s as usize * k..(s as usize + 1) * k]
-    }
     fn live_bytes(&mut self, s: u32) -> u32 {
         self.regions.live[s as usize]
     }
@@ -106,11 +98,13 @@ impl Rows for Built<'_> {
 }
 
 impl<N: AsRef<crate::automaton::nfa::Nfa>> Rows for crate::automaton::lazy::LazyDfa<N> {
-    fn row(&mut self, s: u32) -> &[u32] {
-        crate::automaton::lazy::LazyDfa::row(self, s)
-    }
     fn live_bytes(&mut self, s: u32) -> u32 {
         crate::automaton::lazy::LazyDfa::live_bytes(self, s)
+    }
+    fn byte_runs(&mut self, s: u32, class_runs: &[(u8, u32)], out: &mut Vec<(u8, u32)>) {
+        out.clear();
+        let row = crate::automaton::lazy::LazyDfa::row(self, s);
+        row_runs(|c| row[c], class_runs, out);
     }
 }
 
@@ -137,13 +131,12 @@ impl Regions {
     /// for any number).
     pub fn of(dfa: &Dfa, threads: usize) -> Regions {
         let mut r = Regions::classes(&dfa.classes);
-        let k = dfa.n_classes.max(1);
-        let n = dfa.trans.len() / k;
+        let n = dfa.n_states();
         let rows_of = |rows: std::ops::Range<usize>| {
             let (mut runs, mut ends, mut live) = (Vec::new(), Vec::new(), Vec::new());
-            for row in dfa.trans[rows.start * k..rows.end * k].chunks_exact(k) {
+            for s in rows {
                 let first = runs.len();
-                row_runs(row, &r.class_runs, &mut runs);
+                row_runs(|c| dfa.target(s as u32, c), &r.class_runs, &mut runs);
                 live.push(
                     run_widths(&runs[first..])
                         .filter(|&(t, _)| t != DEAD)
@@ -391,10 +384,7 @@ impl Walks {
             |_| held,
             KeyScratch::default,
             |range, k| {
-                let mut built = Built {
-                    dfa,
-                    regions: &regions,
-                };
+                let mut built = Built { regions: &regions };
                 range
                     .map(|i| {
                         let states = regions.key_into(&mut built, roots[i], k)?;

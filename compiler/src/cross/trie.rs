@@ -1,6 +1,7 @@
 //! The vocabulary's text tokens as one flat trie, and the walks over it.
 
-use crate::automaton::dfa::{Dfa, Moves, DEAD};
+use crate::automaton::dfa::{Moves, DEAD};
+use crate::automaton::packed::PackedDfa as Dfa;
 use crate::vocab::TokenText;
 
 /// No token starts with this byte (see `TokenTrie::root_at`).

@@ -216,11 +216,31 @@ impl<'a> Dfa<'a> {
     #[cfg(feature = "std")]
     pub fn pack(dense: &[u32], n_classes: u32) -> Result<std::vec::Vec<u32>, super::WriteError> {
         let nc = (n_classes as usize).max(1);
-        let n = dense.len() / nc;
-        if n > layout::MAX_STATES {
-            return Err(super::WriteError::States(n));
+        Dfa::pack_rows(dense.len() / nc, n_classes, |s, out| {
+            let row = &dense[s * nc..(s + 1) * nc];
+            out.extend(
+                row.iter()
+                    .enumerate()
+                    .filter(|(_, &t)| t != 0)
+                    .map(|(k, &t)| (k, t)),
+            );
+        })
+    }
+
+    /// [`Dfa::pack`] for `n_states` rows given by their live moves:
+    /// `row(s, out)` appends state `s`'s `(class, target)` moves, classes
+    /// ascending, targets never the dead state, to `out` (which it finds
+    /// empty). The same rows give the same words, however they are held.
+    #[cfg(feature = "std")]
+    pub fn pack_rows(
+        n_states: usize,
+        n_classes: u32,
+        row: impl Fn(usize, &mut std::vec::Vec<(usize, u32)>),
+    ) -> Result<std::vec::Vec<u32>, super::WriteError> {
+        if n_states > layout::MAX_STATES {
+            return Err(super::WriteError::States(n_states));
         }
-        pack::Packer::default().pack(dense, nc)
+        pack::Packer::default().pack(n_states, (n_classes as usize).max(1), row)
     }
 }
 
@@ -290,27 +310,42 @@ mod pack {
         /// with it: positions before it that failed that set fail it for
         /// good (places only fill up), so the next row of it starts after.
         shapes: HashMap<Vec<u8>, usize>,
+        /// The shape being looked up.
+        shape: Vec<u8>,
     }
 
     impl Packer {
-        pub(super) fn pack(mut self, dense: &[u32], nc: usize) -> Result<Vec<u32>, WriteError> {
-            let n = dense.len() / nc;
-            let live = |s: usize| {
-                dense[s * nc..(s + 1) * nc]
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, &t)| t != 0)
-                    .map(|(k, &t)| (k, t))
-            };
-            // Densest rows first (they need the most room), ties by state.
-            let count: Vec<usize> = (0..n).map(|s| live(s).count()).collect();
-            let mut order: Vec<usize> = (0..n).collect();
-            order.sort_by_key(|&s| core::cmp::Reverse(count[s]));
-            let mut rows = std::vec![0usize; n];
+        pub(super) fn pack(
+            mut self,
+            n: usize,
+            nc: usize,
+            live: impl Fn(usize, &mut Vec<(usize, u32)>),
+        ) -> Result<Vec<u32>, WriteError> {
             let mut moves = Vec::new();
-            for s in order {
+            let count = |s: usize, moves: &mut Vec<(usize, u32)>| {
                 moves.clear();
-                moves.extend(live(s));
+                live(s, moves);
+                moves.len()
+            };
+            // Densest rows first (they need the most room), ties by state:
+            // states bucketed by their number of moves (at most `nc`).
+            let counts: Vec<usize> = (0..n).map(|s| count(s, &mut moves)).collect();
+            let mut at = std::vec![0usize; nc + 2];
+            for &c in &counts {
+                at[nc - c.min(nc) + 1] += 1;
+            }
+            for i in 1..at.len() {
+                at[i] += at[i - 1];
+            }
+            let mut order = std::vec![0usize; n];
+            for (s, &c) in counts.iter().enumerate() {
+                let bucket = &mut at[nc - c.min(nc)];
+                order[*bucket] = s;
+                *bucket += 1;
+            }
+            let mut rows = std::vec![0usize; n];
+            for s in order {
+                count(s, &mut moves);
                 rows[s] = self.place(&moves);
             }
             let last_row = rows.iter().copied().max().unwrap_or(0);
@@ -331,10 +366,21 @@ mod pack {
             let row = match moves.first() {
                 None => self.used.next_clear(0),
                 Some(&(k0, _)) => {
-                    let shape: Vec<u8> = moves.iter().map(|&(k, _)| k as u8).collect();
-                    let from = self.shapes.get(&shape).map_or(0, |&r| r + 1);
+                    // The shape's bytes in a reused buffer: most rows repeat
+                    // a known shape, which then costs no allocation.
+                    let mut shape = core::mem::take(&mut self.shape);
+                    shape.clear();
+                    shape.extend(moves.iter().map(|&(k, _)| k as u8));
+                    let known = self.shapes.get_mut(&shape[..]);
+                    let from = known.as_ref().map_or(0, |r| **r + 1);
                     let row = self.first_fit(moves, self.first_free.max(from + k0));
-                    self.shapes.insert(shape, row);
+                    match self.shapes.get_mut(&shape[..]) {
+                        Some(r) => *r = row,
+                        None => {
+                            self.shapes.insert(shape.clone(), row);
+                        }
+                    }
+                    self.shape = shape;
                     row
                 }
             };

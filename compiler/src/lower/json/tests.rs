@@ -13,7 +13,7 @@ fn machine(schema: &Value, json: JsonOptions) -> Result<crate::automaton::dfa::D
         json,
         ..Options::default()
     };
-    Ok(build_schema_dfa(&set, &opts, &mut |_| {})?.0.dfa)
+    Ok(build_schema_dfa(&set, &opts, &mut |_| {})?.0.dfa.to_dense())
 }
 
 fn strict() -> JsonOptions {
