@@ -276,42 +276,23 @@ impl SparseDfa {
                 stack.push((tb as u32, 0));
             }
         }
-        // Row `new` of the quotient: its representative's live moves,
-        // targets renumbered.
-        let row = |new: usize| {
-            let (cs, ts) = self.moves(rep[order[new] as usize]);
-            cs.iter()
-                .zip(ts)
-                .map(|(&c, &t)| (c as usize, new_of_block[block_of[t as usize] as usize]))
-        };
-        // The classes whose columns became equal merge before the rows
-        // are packed, read from the live moves (a dense table of the old
-        // width, then compacted, was once the largest allocation of a
-        // minimization: 61 of the quotient's 108 ms at 1,000 tools).
-        let merged = merged_classes(k, order.len(), row)
-            .unwrap_or_else(|| exact_merged_classes(k, order.len(), row));
-        let (remap, nk) = merged;
-        let mut quotient = SparseDfa::building(self.classes.map(|c| remap[c as usize] as u8), nk);
+        // Rows in parts on the threads, laid out once: the class merge
+        // reads each row twice and the packer twice more, in its own
+        // order, where reading a row through `order`, `rep` and this DFA's
+        // row offsets was three dependent cache misses (at 10,000 tools,
+        // the merge 0.71 s, the packing 2.0 s).
+        let mut quotient = SparseDfa::building(self.classes, k);
         quotient.row.truncate(1);
-        // Rows in parts on the threads, laid out once before packing:
-        // the packer reads each row twice, and in its own order, where
-        // reading it through `order`, `rep` and this DFA's rows was three
-        // dependent cache misses (1.7 of the 2.0 s packing 10,000 tools).
-        // A merged class's moves in a row are equal (equal columns), so
-        // a row's remapped moves are sorted and their repeats dropped.
         let parts = crate::parallel::parts(order.len(), PARALLEL_ROWS, threads);
         let done = crate::parallel::in_parts(order.len(), parts, |range| {
             let (mut class, mut target, mut ends) = (Vec::new(), Vec::new(), Vec::new());
-            let mut moves: Vec<(u16, u32)> = Vec::new();
             for new in range {
-                moves.clear();
-                moves.extend(row(new).map(|(c, t)| (remap[c], t)));
-                if !moves.is_sorted() {
-                    moves.sort_unstable();
-                }
-                moves.dedup();
-                class.extend(moves.iter().map(|m| m.0 as u8));
-                target.extend(moves.iter().map(|m| m.1));
+                let (cs, ts) = self.moves(rep[order[new] as usize]);
+                class.extend_from_slice(cs);
+                target.extend(
+                    ts.iter()
+                        .map(|&t| new_of_block[block_of[t as usize] as usize]),
+                );
                 ends.push(class.len());
             }
             vec![(class, target, ends)]
@@ -326,6 +307,7 @@ impl SparseDfa {
             .iter()
             .map(|&b| self.accept[rep[b as usize] as usize])
             .collect();
+        quotient.merge_classes();
         let packed = PackedDfa::of_sparse(&quotient)?;
         let new_of = block_of.iter().map(|&b| new_of_block[b as usize]).collect();
         Ok((packed, new_of))
@@ -334,6 +316,44 @@ impl SparseDfa {
     /// Bytes held: what the compile's memory account charges for it.
     pub fn bytes(&self) -> usize {
         self.row.len() * 8 + self.target.len() * 5 + self.accept.len()
+    }
+
+    /// Merges the byte classes whose columns are equal (see
+    /// [`merged_classes`]), in place: a merged class's moves in a row
+    /// equal its first class's, so each row's remapped moves are sorted
+    /// and their repeats dropped.
+    fn merge_classes(&mut self) {
+        let (k, n) = (self.n_classes, self.n_states());
+        let row = |s: usize| {
+            let (cs, ts) = self.moves(s as u32);
+            cs.iter().zip(ts).map(|(&c, &t)| (c as usize, t))
+        };
+        let (remap, nk) =
+            merged_classes(k, n, row).unwrap_or_else(|| exact_merged_classes(k, n, row));
+        if nk == k {
+            return;
+        }
+        let mut moves: Vec<(u16, u32)> = Vec::new();
+        let mut w = 0;
+        for s in 0..n {
+            let (a, z) = (self.row[s], self.row[s + 1]);
+            moves.clear();
+            moves.extend((a..z).map(|i| (remap[self.class[i] as usize], self.target[i])));
+            if !moves.is_sorted() {
+                moves.sort_unstable();
+            }
+            moves.dedup();
+            self.row[s] = w;
+            for &(c, t) in &moves {
+                (self.class[w], self.target[w]) = (c as u8, t);
+                w += 1;
+            }
+        }
+        self.row[n] = w;
+        self.class.truncate(w);
+        self.target.truncate(w);
+        self.classes = self.classes.map(|c| remap[c as usize] as u8);
+        self.n_classes = nk;
     }
 }
 
