@@ -135,10 +135,27 @@ impl PackedDfa {
         self.accept[self.walk(self.start, bytes) as usize]
     }
 
+    /// The slots where the moves of `s` are looked up, one per class
+    /// (a slot holds this state's move on class `c` when it names `c`:
+    /// [`slot::target_on`]); empty for a state out of range.
+    pub fn row(&self, s: u32) -> &[u32] {
+        let Some(&row) = self
+            .words
+            .get(s as usize)
+            .filter(|_| s < self.n_states() as u32)
+        else {
+            return &[];
+        };
+        let row = row as usize;
+        self.words.get(row..row + self.n_classes).unwrap_or(&[])
+    }
+
     /// The live moves of `s`, `(class, target)` in class order.
     pub fn moves(&self, s: u32) -> impl Iterator<Item = (usize, u32)> + '_ {
-        (0..self.n_classes)
-            .map(move |c| (c, self.target(s, c)))
+        self.row(s)
+            .iter()
+            .enumerate()
+            .map(|(c, &w)| (c, slot::target_on(w, c as u32)))
             .filter(|&(_, t)| t != DEAD)
     }
 

@@ -30,6 +30,7 @@ use std::sync::{Arc, Mutex};
 use super::trie::TokenTrie;
 use crate::automaton::dfa::{WordMap, DEAD};
 use crate::automaton::packed::PackedDfa as Dfa;
+use tooldec_runtime::layout::slot;
 
 /// The most states of one region.
 pub const MAX_REGION_STATES: usize = 64;
@@ -136,7 +137,12 @@ impl Regions {
             let (mut runs, mut ends, mut live) = (Vec::new(), Vec::new(), Vec::new());
             for s in rows {
                 let first = runs.len();
-                row_runs(|c| dfa.target(s as u32, c), &r.class_runs, &mut runs);
+                let row = dfa.row(s as u32);
+                row_runs(
+                    |c| slot::target_on(row[c], c as u32),
+                    &r.class_runs,
+                    &mut runs,
+                );
                 live.push(
                     run_widths(&runs[first..])
                         .filter(|&(t, _)| t != DEAD)
