@@ -363,7 +363,7 @@ fn compile_machine(
 
     progress(Progress::Start("write"));
     let t = Instant::now();
-    let meta = || Meta::of(set, vocab, opts, &machine).to_json_string();
+    let meta = Meta::of(set, vocab, opts, &machine).to_json_string();
     let (payload, forms) = write::payload(&write::Input {
         dfa,
         entries: &machine.entries,

@@ -18,7 +18,7 @@ use tooldec_runtime::codec::{
 };
 use tooldec_runtime::layout::{self, kind};
 
-use crate::automaton::packed::PackedDfa as Dfa;
+use crate::automaton::packed::PackedDfa;
 use crate::cross::Masks;
 use crate::error::{Error, ErrorKind};
 use crate::vocab::{TokenText, Vocab};
@@ -65,7 +65,7 @@ pub const HOT_LIST_FRACTION: usize = 64;
 /// the vocabulary, and the header's own values.
 pub struct Input<'a> {
     /// The minimized DFA.
-    pub dfa: &'a Dfa,
+    pub dfa: &'a PackedDfa,
     /// The format's entry points, `(name, start state)`, the default first.
     pub entries: &'a [(String, u32)],
     /// The masks, distances and tiers of the crossing.
@@ -81,7 +81,7 @@ pub struct Input<'a> {
     /// The default budget (`--max-tokens`).
     pub max_tokens: Option<u32>,
     /// META: the artifact's JSON description.
-    pub meta: &'a (dyn Fn() -> String + Sync),
+    pub meta: &'a str,
 }
 
 /// Builds the raw payload.
@@ -103,7 +103,7 @@ pub fn payload(input: &Input<'_>) -> Result<(Vec<u8>, MaskForms), Error> {
         },
         masks: s.masks.masks(),
         tokens: input.tokens.tokens(&input.vocab.eos),
-        meta: s.meta.as_bytes(),
+        meta: input.meta.as_bytes(),
         entries: s.entry_table.entries(),
         budget: s.budget.budget(),
         tools: s
@@ -118,7 +118,6 @@ pub fn payload(input: &Input<'_>) -> Result<(Vec<u8>, MaskForms), Error> {
 
 /// Every section of a payload but the moves, as builders.
 struct Sections {
-    meta: String,
     masks: MasksBuilder,
     forms: MaskForms,
     states: Vec<u32>,
@@ -136,7 +135,6 @@ fn sections(input: &Input<'_>) -> Result<Sections, Error> {
         vocab,
         ..
     } = *input;
-    let meta = (input.meta)();
     let n_tokens = vocab.len() as u32;
     let hot = hot_masks(dfa, crossed);
     let (masks, forms) = mask_table(crossed, &hot, n_tokens).map_err(limit)?;
@@ -167,7 +165,6 @@ fn sections(input: &Input<'_>) -> Result<Sections, Error> {
     }
     let tools = tools_section(crossed);
     Ok(Sections {
-        meta,
         masks,
         forms,
         states,
@@ -253,7 +250,7 @@ fn mask_table(
 /// Per mask: whether it is the full mask of a state with a byte loop
 /// (a string body, digits, free text), where one state serves token after
 /// token and decoding spends most of its steps.
-fn hot_masks(dfa: &Dfa, crossed: &Masks) -> Vec<bool> {
+fn hot_masks(dfa: &PackedDfa, crossed: &Masks) -> Vec<bool> {
     let mut hot = vec![false; crossed.masks.len()];
     for s in 0..dfa.n_states() {
         if dfa.moves(s as u32).any(|(_, t)| t as usize == s) {

@@ -1,15 +1,17 @@
 //! Determinization, trimming and minimization.
 //!
 //! A [`Dfa`] is a dense table over byte equivalence classes. State 0 is the
-//! dead state (every move leads back to it); after [`Dfa::trim`] it is the
-//! only state from which acceptance cannot be reached, so "the walk is not
+//! dead state (every move leads back to it); after pruning it is the only
+//! state from which acceptance cannot be reached, so "the walk is not
 //! dead" and "the walk can still be completed" mean the same thing, which is
 //! what lets the vocabulary crossing prune on the dead state alone.
 //!
-//! A compile's pipeline works on [`SparseDfa`] (live moves only) from the
-//! subset construction to minimization, whose quotient is the first dense
-//! table; the dense trimming and minimization here go through it, so each
-//! step has one implementation.
+//! Dense tables serve the lowering's small machines and the tests. A
+//! compile's pipeline works on [`SparseDfa`] (live moves only) from the
+//! subset construction to minimization, whose quotient is packed
+//! ([`crate::automaton::packed::PackedDfa`]); the dense pruning and the
+//! tests' minimization go through them, so each step has one
+//! implementation.
 
 use std::collections::HashMap;
 
@@ -160,11 +162,6 @@ impl Dfa {
         self.accept.len()
     }
 
-    /// The state `s` moves to on class `c`.
-    pub fn target(&self, s: u32, c: usize) -> u32 {
-        self.trans[s as usize * self.n_classes + c]
-    }
-
     /// The state `s` moves to on `byte`.
     pub fn next(&self, s: u32, byte: u8) -> u32 {
         self.trans[s as usize * self.n_classes + self.classes[byte as usize] as usize]
@@ -227,7 +224,7 @@ impl Dfa {
 
     /// Sends every move into a state from which no accepting state is
     /// reachable to the dead state, keeping state numbers (what a walk
-    /// needs, without [`Dfa::trim`]'s renumbering). Returns false if the
+    /// needs, without the tests' trimming and renumbering). Returns false if the
     /// language is empty.
     pub fn prune(&mut self) -> bool {
         let mut sparse = SparseDfa::from_dense(self);

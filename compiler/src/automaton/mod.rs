@@ -3,8 +3,9 @@
 //! [`expr`] is the grammar IR, [`nfa`] builds a byte NFA from it, [`dfa`]
 //! determinizes it (bounded; the construction itself is `subsets.rs`, into
 //! a [`sparse::SparseDfa`] of live moves) and trims it ([`lazy`]: state by
-//! state, as walks reach them), [`minimize`] minimizes it into the dense
-//! [`dfa::Dfa`] the crossing reads, and [`region`] carries
+//! state, as walks reach them), [`minimize`] minimizes it into the
+//! [`packed::PackedDfa`] the crossing walks and the writer copies, and
+//! [`region`] carries
 //! the names of the parts of a call through all three; [`machine`] runs
 //! them in order on a lowered grammar.
 

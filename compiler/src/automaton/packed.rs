@@ -60,18 +60,6 @@ impl PackedDfa {
         })
     }
 
-    /// The packed form of a dense table.
-    pub fn of(dfa: &Dfa) -> Result<PackedDfa, Limit> {
-        let k = dfa.n_classes;
-        PackedDfa::pack(dfa.classes, k, dfa.accept.clone(), dfa.start, |s, out| {
-            out.extend(
-                (0..k)
-                    .map(|c| (c, dfa.target(s as u32, c)))
-                    .filter(|m| m.1 != DEAD),
-            )
-        })
-    }
-
     /// The packed form of live moves.
     pub fn of_sparse(dfa: &SparseDfa) -> Result<PackedDfa, Limit> {
         PackedDfa::pack(
@@ -108,13 +96,8 @@ impl PackedDfa {
     /// The state `s` moves to on class `c` ([`DEAD`] out of range).
     #[inline]
     pub fn target(&self, s: u32, c: usize) -> u32 {
-        // Past the row starts come the slots, not more states.
-        if s as usize >= self.accept.len() {
-            return DEAD;
-        }
-        let row = self.words[s as usize];
-        self.words
-            .get(row as usize + c)
+        self.row(s)
+            .get(c)
             .map_or(DEAD, |&w| slot::target_on(w, c as u32))
     }
 
@@ -139,14 +122,10 @@ impl PackedDfa {
     /// (a slot holds this state's move on class `c` when it names `c`:
     /// [`slot::target_on`]); empty for a state out of range.
     pub fn row(&self, s: u32) -> &[u32] {
-        let Some(&row) = self
-            .words
-            .get(s as usize)
-            .filter(|_| s < self.n_states() as u32)
-        else {
+        if s as usize >= self.n_states() {
             return &[];
-        };
-        let row = row as usize;
+        }
+        let row = self.words[s as usize] as usize;
         self.words.get(row..row + self.n_classes).unwrap_or(&[])
     }
 
@@ -186,14 +165,14 @@ mod tests {
     fn packed_moves_are_the_dense_tables() {
         for seed in 1..40u64 {
             let dense = random_dfa(seed, 1 + seed as usize * 3, 2 + seed as usize % 13);
-            let packed = PackedDfa::of(&dense).unwrap();
+            let packed = PackedDfa::of_sparse(&SparseDfa::from_dense(&dense)).unwrap();
             assert_eq!(packed.to_dense(), dense, "seed {seed}");
             for s in 0..dense.n_states() as u32 {
                 for b in 0..=255u8 {
                     assert_eq!(packed.next(s, b), dense.next(s, b), "seed {seed}");
                 }
                 let live: Vec<(usize, u32)> = (0..dense.n_classes)
-                    .map(|c| (c, dense.target(s, c)))
+                    .map(|c| (c, dense.trans[s as usize * dense.n_classes + c]))
                     .filter(|m| m.1 != DEAD)
                     .collect();
                 assert_eq!(packed.moves(s).collect::<Vec<_>>(), live);

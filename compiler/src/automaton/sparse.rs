@@ -7,9 +7,9 @@
 //! distinct tools, 5.9 million states over 121 classes held a 2.8 GB dense
 //! table for 56 million live moves. [`SparseDfa`] keeps each state's live
 //! moves, in class order, and nothing else; trimming, minimization and the
-//! quotient read it, and only the minimized [`Dfa`] is laid out densely
-//! (what the crossing and the artifact read). DESIGN.md §3 records what it
-//! bought.
+//! quotient read it, and the minimized machine is packed as the artifact
+//! stores it ([`crate::automaton::packed::PackedDfa`], what the crossing
+//! and the writer read). DESIGN.md §3 records what it bought.
 
 use std::collections::VecDeque;
 

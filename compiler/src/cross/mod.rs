@@ -42,7 +42,7 @@ use std::sync::Mutex;
 
 use crate::automaton::dfa::DEAD;
 use crate::automaton::machine::{Machine, ToolNames};
-use crate::automaton::packed::PackedDfa as Dfa;
+use crate::automaton::packed::PackedDfa;
 use crate::error::{Error, ErrorKind, Limit};
 use crate::vocab::{TokenText, Vocab};
 pub use mask_set::dense;
@@ -321,7 +321,7 @@ pub fn masks(
 
 /// What every pass of the crossing reads.
 struct Cross<'a> {
-    dfa: &'a Dfa,
+    dfa: &'a PackedDfa,
     trie: &'a TokenTrie,
     served: &'a [bool],
     walks: &'a Walks,
@@ -366,7 +366,7 @@ struct Edges {
 
 /// A built DFA's moves that note whether one enters a coloured state.
 struct Watch<'d> {
-    dfa: &'d Dfa,
+    dfa: &'d PackedDfa,
     color: &'d [u32],
     touched: bool,
 }
@@ -1310,7 +1310,7 @@ fn show_path(bytes: &[u8]) -> String {
 }
 
 /// The shortest text leading to `target`, and the bytes that continue from it.
-fn example_path(dfa: &Dfa, target: u32) -> (Vec<u8>, String) {
+fn example_path(dfa: &PackedDfa, target: u32) -> (Vec<u8>, String) {
     let n = dfa.n_states();
     let mut parent: Vec<Option<(u32, u8)>> = vec![None; n];
     let mut seen = vec![false; n];

@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex};
 
 use super::trie::TokenTrie;
 use crate::automaton::dfa::{WordMap, DEAD};
-use crate::automaton::packed::PackedDfa as Dfa;
+use crate::automaton::packed::PackedDfa;
 use tooldec_runtime::layout::slot;
 
 /// The most states of one region.
@@ -50,7 +50,7 @@ const CODE_DEAD: u32 = 0xFFFF;
 const CODE_EXIT: u32 = 0xFFFE;
 
 /// What a region's discovery and key read of an automaton: each state's
-/// moves as byte runs, and its number of live bytes. A built [`Dfa`]'s
+/// moves as byte runs, and its number of live bytes. A built [`PackedDfa`]'s
 /// were read once by [`Regions::of`]; a lazy one builds rows as they are
 /// asked for.
 pub trait Rows {
@@ -130,7 +130,7 @@ impl Regions {
     /// The byte counts of `dfa`'s classes, and its states' live bytes and
     /// byte runs, `threads` parts of the states at a time (the same tables
     /// for any number).
-    pub fn of(dfa: &Dfa, threads: usize) -> Regions {
+    pub fn of(dfa: &PackedDfa, threads: usize) -> Regions {
         let mut r = Regions::classes(&dfa.classes);
         let n = dfa.n_states();
         let rows_of = |rows: std::ops::Range<usize>| {
@@ -371,7 +371,7 @@ impl Walks {
     /// with `regions`, made of `dfa`), each key looked up in `cache`
     /// (computed there when new), `threads` at a time.
     pub fn new(
-        dfa: &Dfa,
+        dfa: &PackedDfa,
         regions: Regions,
         served: &[bool],
         cache: &RegionCache,

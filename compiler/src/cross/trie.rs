@@ -1,7 +1,7 @@
 //! The vocabulary's text tokens as one flat trie, and the walks over it.
 
 use crate::automaton::dfa::{Moves, DEAD};
-use crate::automaton::packed::PackedDfa as Dfa;
+use crate::automaton::packed::PackedDfa;
 use crate::vocab::TokenText;
 
 /// No token starts with this byte (see `TokenTrie::root_at`).
@@ -195,7 +195,7 @@ impl TokenTrie {
 /// range of every tool, and `step(from, to)`, one byte move's range of
 /// tools (`None`: every tool).
 pub(super) struct Constrained<'d, S> {
-    pub dfa: &'d Dfa,
+    pub dfa: &'d PackedDfa,
     pub all: (u32, u32),
     pub step: S,
 }

@@ -310,8 +310,6 @@ mod pack {
         /// with it: positions before it that failed that set fail it for
         /// good (places only fill up), so the next row of it starts after.
         shapes: HashMap<Vec<u8>, usize>,
-        /// The shape being looked up.
-        shape: Vec<u8>,
     }
 
     impl Packer {
@@ -366,21 +364,10 @@ mod pack {
             let row = match moves.first() {
                 None => self.used.next_clear(0),
                 Some(&(k0, _)) => {
-                    // The shape's bytes in a reused buffer: most rows repeat
-                    // a known shape, which then costs no allocation.
-                    let mut shape = core::mem::take(&mut self.shape);
-                    shape.clear();
-                    shape.extend(moves.iter().map(|&(k, _)| k as u8));
-                    let known = self.shapes.get_mut(&shape[..]);
-                    let from = known.as_ref().map_or(0, |r| **r + 1);
+                    let shape: Vec<u8> = moves.iter().map(|&(k, _)| k as u8).collect();
+                    let from = self.shapes.get(&shape).map_or(0, |&r| r + 1);
                     let row = self.first_fit(moves, self.first_free.max(from + k0));
-                    match self.shapes.get_mut(&shape[..]) {
-                        Some(r) => *r = row,
-                        None => {
-                            self.shapes.insert(shape.clone(), row);
-                        }
-                    }
-                    self.shape = shape;
+                    self.shapes.insert(shape, row);
                     row
                 }
             };
