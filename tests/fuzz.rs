@@ -278,43 +278,51 @@ fn stable_fuzz_compressed_files() {
     }
 }
 
-/// The earlier out-of-bounds slice in the tier check: a TIER_INDEX entry
-/// whose first pair is the last one in TIERS and whose count runs past it
-/// must be a clear error, not a panic.
+/// Why payload `q` is refused (it must be: `what` says what it holds).
+fn refused(q: &[u8], what: &str) -> String {
+    let words = fuzz_common::aligned(q);
+    match Grammar::from_bytes(fuzz_common::view(&words, q.len())) {
+        Ok(_) => panic!("{what} loaded"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// The word of `p` at word index `i`.
+fn word_at(p: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes(p[4 * i..4 * i + 4].try_into().unwrap())
+}
+
+/// The earlier out-of-bounds slice in the tier check: a tier list that
+/// starts at the last pair of TIERS, or past it, must be a clear error,
+/// not a panic. (Format 5 gave each state a list start and length; from 6
+/// on a state names a profile, which names a list start.)
 #[test]
 fn regression_tier_list_past_the_end() {
     let p = seed_payload("react-bytes.tdm");
     let (_, tiers_len) = fuzz_common::section(&p, sec::TIERS);
     let pairs = tiers_len / 8;
-    let (index_off, _) = fuzz_common::section(&p, sec::TIER_INDEX);
-    let state = 3;
-    let at = index_off / 4 + 2 * state;
-    let q = apply(
-        &p,
-        &[
-            Edit::Word {
-                word: at,
-                value: pairs as u32 - 1,
-            },
-            Edit::Word {
-                word: at + 1,
-                value: 2,
-            },
-        ],
-    );
-    let words = fuzz_common::aligned(&q);
-    let err = match Grammar::from_bytes(fuzz_common::view(&words, q.len())) {
-        Ok(_) => panic!("a tier list past the end of TIERS loaded"),
-        Err(e) => e.to_string(),
-    };
-    assert_eq!(
-        err,
-        format!(
-            "invalid artifact: tier list end of state #{state} is {}, must be below {}",
-            pairs + 1,
-            pairs + 1
-        )
-    );
+    let (index_off, index_len) = fuzz_common::section(&p, sec::TIER_INDEX);
+    // A profile that names a list.
+    let profile = (0..index_len / 8)
+        .find(|&i| word_at(&p, index_off / 4 + 2 * i + 1) != 0)
+        .expect("the seed has budget tiers");
+    for first in [pairs as u32 - 1, pairs as u32, pairs as u32 + 1, u32::MAX] {
+        let q = apply(
+            &p,
+            &[Edit::Word {
+                word: index_off / 4 + 2 * profile + 1,
+                value: first,
+            }],
+        );
+        let err = refused(&q, &format!("a tier list from pair {first} of {pairs}"));
+        assert_eq!(
+            err,
+            format!(
+                "invalid artifact: the budget tiers of profile {profile} (TIER_INDEX) are not \
+                 one whole list of TIERS (a list starts after its head pair)"
+            )
+        );
+    }
 }
 
 /// Found reviewing the serving code while fuzzing: `top_tier` and `tiers`
@@ -326,8 +334,10 @@ fn regression_tier_list_past_the_end() {
 fn regression_top_tier_overflow() {
     let p = seed_payload("react-bytes.tdm");
     let (distance, _) = fuzz_common::section(&p, sec::DISTANCE);
+    let (index, _) = fuzz_common::section(&p, sec::TIER_INDEX);
     // State 3, the start state, has tiers.
     let state = 3;
+    let profile = word_at(&p, distance / 4 + 2 * state + 1) as usize;
     let q = apply(
         &p,
         &[
@@ -336,7 +346,7 @@ fn regression_top_tier_overflow() {
                 value: 0xFFFF_FFF0,
             },
             Edit::Word {
-                word: distance / 4 + 2 * state + 1,
+                word: index / 4 + 2 * profile,
                 value: 0x20,
             },
         ],
@@ -358,18 +368,18 @@ fn regression_top_tier_overflow() {
 }
 
 /// The golden payload with TIERS replaced by one list of `pairs` tiers
-/// (`k` = 0, 1, ..., mask 0) that every live state references: from pair
-/// `first`, `len` pairs (the whole list: 1 and `pairs`).
-fn one_shared_tier_list(pairs: usize, first: u32, len: u32) -> Vec<u8> {
+/// (`k` = 0, 1, ..., mask 0) that every live state references through
+/// profile 1, which names pair `first` (the whole list: 1).
+fn one_shared_tier_list(pairs: usize, first: u32) -> Vec<u8> {
     let p = Artifact::open(root("artifacts/weather-gpt2.tdm"))
         .unwrap()
         .payload()
         .to_vec();
     let (tiers, _) = fuzz_common::section(&p, sec::TIERS);
     let (distance, _) = fuzz_common::section(&p, sec::DISTANCE);
-    let (index, _) = fuzz_common::section(&p, sec::TIER_INDEX);
-    let word = |i: usize| u32::from_le_bytes(p[4 * i..4 * i + 4].try_into().unwrap());
-    let n_states = word(hdr::N_STATES) as usize;
+    let (index, index_len) = fuzz_common::section(&p, sec::TIER_INDEX);
+    assert!(index_len >= 16, "the golden payload has two profiles");
+    let n_states = word_at(&p, hdr::N_STATES) as usize;
     // TIERS is the last section before TOOLS: replace it.
     let mut q = p[..tiers].to_vec();
     q.extend(layout::TIER_LIST_HEAD.to_le_bytes());
@@ -394,21 +404,30 @@ fn one_shared_tier_list(pairs: usize, first: u32, len: u32) -> Vec<u8> {
         },
         Edit::FixTotal,
     ];
+    // Every other profile without tiers, profile 1 with the list.
+    for i in (0..index_len / 8).filter(|&i| i != 1) {
+        edits.push(Edit::Word {
+            word: index / 4 + 2 * i + 1,
+            value: 0,
+        });
+    }
+    edits.extend([
+        Edit::Word {
+            word: index / 4 + 2,
+            value: u32::MAX - 1,
+        },
+        Edit::Word {
+            word: index / 4 + 3,
+            value: first,
+        },
+    ]);
     for s in 1..n_states {
-        let (d, i) = (distance / 4 + 2 * s, index / 4 + 2 * s);
+        let d = distance / 4 + 2 * s;
         edits.extend([
             Edit::Word { word: d, value: 1 },
             Edit::Word {
                 word: d + 1,
-                value: u32::MAX - 1,
-            },
-            Edit::Word {
-                word: i,
-                value: first,
-            },
-            Edit::Word {
-                word: i + 1,
-                value: len,
+                value: 1,
             },
         ]);
     }
@@ -424,7 +443,7 @@ fn one_shared_tier_list(pairs: usize, first: u32, len: u32) -> Vec<u8> {
 #[test]
 fn regression_shared_tier_lists_are_checked_once() {
     let pairs = 4_000_000;
-    let q = one_shared_tier_list(pairs, 1, pairs as u32);
+    let q = one_shared_tier_list(pairs, 1);
     let words = fuzz_common::aligned(&q);
     let t = std::time::Instant::now();
     let g = Grammar::from_bytes(fuzz_common::view(&words, q.len()));
@@ -434,15 +453,11 @@ fn regression_shared_tier_lists_are_checked_once() {
     assert!(took.as_secs_f64() < 2.0, "validation took {took:.2?}");
 
     // A reference into the middle of a list is refused in constant time.
-    let q = one_shared_tier_list(pairs, 2, pairs as u32 - 1);
-    let words = fuzz_common::aligned(&q);
-    let err = match Grammar::from_bytes(fuzz_common::view(&words, q.len())) {
-        Ok(_) => panic!("a state's tiers in the middle of a list loaded"),
-        Err(e) => e.to_string(),
-    };
+    let q = one_shared_tier_list(pairs, 2);
+    let err = refused(&q, "a state's tiers in the middle of a list");
     assert_eq!(
         err,
-        "invalid artifact: the budget tiers of state 1 are not one whole list of TIERS \
-         (a list starts after its head pair and has its length)"
+        "invalid artifact: the budget tiers of profile 1 (TIER_INDEX) are not one whole list \
+         of TIERS (a list starts after its head pair)"
     );
 }

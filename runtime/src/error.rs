@@ -69,14 +69,15 @@ pub(crate) enum ErrorKind {
     Order { mask: u32 },
     /// A delta mask's base is itself a delta.
     DeltaChain { mask: u32 },
-    /// A state's budget tiers are not below its top tier, or a state with
-    /// no distance has tiers.
-    TierOrder { state: u32 },
+    /// A budget profile's tiers are not below its top tier.
+    TierOrder { profile: u32 },
+    /// A state with no distance has budget tiers.
+    Untiered { state: u32 },
     /// TIERS is not a sequence of lists, each after its head pair, with
     /// ascending `k`s.
     TierList { pair: u32, why: &'static str },
-    /// A state's tiers are not one whole list of TIERS.
-    TierRef { state: u32 },
+    /// A budget profile's tiers are not one whole list of TIERS.
+    TierRef { profile: u32 },
     /// A matcher was asked for a budget below what the output needs.
     Budget { need: u32, budget: u32 },
     /// A matcher was asked for an entry point the format does not have.
@@ -294,6 +295,7 @@ impl fmt::Display for Error {
             | Order { .. }
             | DeltaChain { .. }
             | TierOrder { .. }
+            | Untiered { .. }
             | TierList { .. }
             | TierRef { .. }
             | Utf8 => self.fmt_structure(f),
@@ -383,10 +385,14 @@ impl Error {
                 f,
                 "invalid artifact: the base of delta mask {mask} is itself a delta"
             ),
-            TierOrder { state } => write!(
+            TierOrder { profile } => write!(
                 f,
-                "invalid artifact: the budget tiers of state {state} do not stay below its top \
-                 tier, or it has tiers and no distance"
+                "invalid artifact: the budget tiers of profile {profile} (TIER_INDEX) do not \
+                 stay below its top tier"
+            ),
+            Untiered { state } => write!(
+                f,
+                "invalid artifact: state {state} has budget tiers and no distance"
             ),
             TierList { pair, why } => {
                 write!(
@@ -394,10 +400,10 @@ impl Error {
                     "invalid artifact: pair {pair} of the budget tiers (TIERS) {why}"
                 )
             }
-            TierRef { state } => write!(
+            TierRef { profile } => write!(
                 f,
-                "invalid artifact: the budget tiers of state {state} are not one whole list of \
-                 TIERS (a list starts after its head pair and has its length)"
+                "invalid artifact: the budget tiers of profile {profile} (TIER_INDEX) are not \
+                 one whole list of TIERS (a list starts after its head pair)"
             ),
             Utf8 => write!(f, "invalid artifact: the metadata section is not UTF-8"),
             // The other kinds are not formatted here (see `fmt`).

@@ -40,8 +40,8 @@ const SECTIONS: [&str; 15] = [
 
 /// What each section holds, in a few words.
 const SECTION_WHAT: [&str; 15] = [
-    "byte -> class",
-    "(state, class) -> state, live moves only",
+    "byte -> class, row shapes",
+    "per state a row: its shape, its targets",
     "accepting bit and mask id per state",
     "kind, offset and length per mask",
     "the masks' words",
@@ -51,8 +51,8 @@ const SECTION_WHAT: [&str; 15] = [
     "JSON: tools, format, vocabulary, regions",
     "entry states",
     "entry names",
-    "tokens to acceptance per state",
-    "budget tiers per state",
+    "tokens to acceptance and budget profile per state",
+    "budget profiles: top tier, tier list",
     "budget tier lists",
     "one-tool matchers: names, name colours, gates, per-tool distances",
 ];

@@ -97,8 +97,9 @@ pub fn payload(input: &Input<'_>) -> Result<(Vec<u8>, MaskForms), Error> {
         },
         dfa: DfaSection {
             classes: &dfa.classes,
+            shapes: &dfa.rows().shapes,
             n_classes: dfa.n_classes as u32,
-            transitions: dfa.transitions(),
+            transitions: &dfa.rows().transitions,
             states: &s.states,
         },
         masks: s.masks.masks(),

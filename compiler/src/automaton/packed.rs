@@ -1,26 +1,27 @@
-//! The minimized DFA as the crossing and the artifact read it: its live
-//! moves overlaid by row displacement, in the very words of the artifact's
-//! TRANSITIONS section (`runtime/FORMAT.md`, `layout::slot`).
+//! The minimized DFA as the crossing and the artifact read it: its rows as
+//! a shared shape and their targets, in the very bytes of the artifact's
+//! row shapes and TRANSITIONS section (`runtime/FORMAT.md`,
+//! `layout::shape`).
 //!
 //! Why not the dense `states × classes` table of [`Dfa`]: a tool set's DFA
 //! sends most moves to the dead state, and at 10,000 distinct tools the
 //! dense table of the minimized machine was 1.14 GB (2.78 million states ×
-//! 103 classes) against 141 MB packed; it was the largest allocation of
+//! 103 classes) against 50 MB as rows; it was the largest allocation of
 //! the compile from the quotient to the end, a third of its page faults,
-//! and the packer read it again to write the section. Packed once, the
-//! crossing walks a table a eighth the size and the writer copies it.
-//! A move is two dependent loads (the row start, then the slot) where the
-//! dense table had one, but the row start is read from a table of one
-//! word per state that stays in cache.
+//! and the writer read it again to encode it. Encoded once, the crossing
+//! walks a table a twentieth the size and the writer copies it. A move
+//! reads the row start, the row's shape index, the shape's byte for the
+//! class (a table small enough to stay in cache) and the target beside the
+//! shape index.
 
-use tooldec_runtime::codec::Dfa as Section;
-use tooldec_runtime::layout::slot;
+use tooldec_runtime::codec::Rows;
+use tooldec_runtime::layout::shape;
 
 use crate::automaton::dfa::{Dfa, Moves, DEAD};
 use crate::automaton::sparse::SparseDfa;
 use crate::error::Limit;
 
-/// A deterministic automaton over byte classes, by its live moves packed
+/// A deterministic automaton over byte classes, by its live moves encoded
 /// as the artifact stores them. State 0 is the dead state; numbering and
 /// acceptance are as in [`Dfa`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,19 +30,38 @@ pub struct PackedDfa {
     pub classes: [u8; 256],
     /// The number of byte classes.
     pub n_classes: usize,
-    /// The TRANSITIONS words: a row start per state (counted from the
-    /// first word), then the slots.
-    words: Vec<u32>,
+    /// The row shapes and TRANSITIONS words.
+    rows: Rows,
     /// Whether each state accepts.
     pub accept: Vec<bool>,
     /// The start state.
     pub start: u32,
 }
 
+/// One state's row: its shape's byte per class and the targets they
+/// number (see `layout::shape`).
+#[derive(Clone, Copy)]
+pub struct Row<'a> {
+    shape: &'a [u8],
+    /// The shape word, then the targets.
+    targets: &'a [u32],
+}
+
+impl Row<'_> {
+    /// The target on class `c` ([`DEAD`] for none or out of range).
+    #[inline]
+    pub fn target(&self, c: usize) -> u32 {
+        match self.shape.get(c) {
+            Some(&k) if k != 0 => self.targets.get(k as usize).copied().unwrap_or(DEAD),
+            _ => DEAD,
+        }
+    }
+}
+
 impl PackedDfa {
-    /// Packs `accept.len()` states whose live moves `row(s, out)` appends
+    /// Encodes `accept.len()` states whose live moves `row(s, out)` appends
     /// to `out` (classes ascending, no move to the dead state). Fails past
-    /// what the format addresses (2^24 states, 4 GiB).
+    /// what the format addresses (2^24 states, 255 targets a state, 4 GiB).
     pub fn pack(
         classes: [u8; 256],
         n_classes: usize,
@@ -49,18 +69,17 @@ impl PackedDfa {
         start: u32,
         row: impl Fn(usize, &mut Vec<(usize, u32)>),
     ) -> Result<PackedDfa, Limit> {
-        let words =
-            Section::pack_rows(accept.len(), n_classes as u32, row).map_err(Limit::Layout)?;
+        let rows = Rows::encode(accept.len(), n_classes as u32, row).map_err(Limit::Layout)?;
         Ok(PackedDfa {
             classes,
             n_classes,
-            words,
+            rows,
             accept,
             start,
         })
     }
 
-    /// The packed form of live moves.
+    /// The encoded form of live moves.
     pub fn of_sparse(dfa: &SparseDfa) -> Result<PackedDfa, Limit> {
         PackedDfa::pack(
             dfa.classes,
@@ -96,9 +115,7 @@ impl PackedDfa {
     /// The state `s` moves to on class `c` ([`DEAD`] out of range).
     #[inline]
     pub fn target(&self, s: u32, c: usize) -> u32 {
-        self.row(s)
-            .get(c)
-            .map_or(DEAD, |&w| slot::target_on(w, c as u32))
+        self.row(s).target(c)
     }
 
     /// The state `s` moves to on `byte`.
@@ -118,34 +135,44 @@ impl PackedDfa {
         self.accept[self.walk(self.start, bytes) as usize]
     }
 
-    /// The slots where the moves of `s` are looked up, one per class
-    /// (a slot holds this state's move on class `c` when it names `c`:
-    /// [`slot::target_on`]); empty for a state out of range.
-    pub fn row(&self, s: u32) -> &[u32] {
-        if s as usize >= self.n_states() {
-            return &[];
+    /// The row of `s` (no moves for a state out of range).
+    #[inline]
+    pub fn row(&self, s: u32) -> Row<'_> {
+        let words = &self.rows.transitions;
+        let stride = shape::stride(self.n_classes as u32);
+        let row = match words.get(s as usize) {
+            Some(&r) if (s as usize) < self.n_states() => r as usize,
+            _ => {
+                return Row {
+                    shape: &[],
+                    targets: &[],
+                }
+            }
+        };
+        let at = words[row] as usize * stride;
+        let n = self.rows.shapes[at] as usize;
+        Row {
+            shape: &self.rows.shapes[at + 1..at + stride],
+            targets: &words[row..row + 1 + n],
         }
-        let row = self.words[s as usize] as usize;
-        self.words.get(row..row + self.n_classes).unwrap_or(&[])
     }
 
     /// The live moves of `s`, `(class, target)` in class order.
     pub fn moves(&self, s: u32) -> impl Iterator<Item = (usize, u32)> + '_ {
-        self.row(s)
-            .iter()
-            .enumerate()
-            .map(|(c, &w)| (c, slot::target_on(w, c as u32)))
+        let row = self.row(s);
+        (0..row.shape.len())
+            .map(move |c| (c, row.target(c)))
             .filter(|&(_, t)| t != DEAD)
     }
 
-    /// The TRANSITIONS section's words.
-    pub fn transitions(&self) -> &[u32] {
-        &self.words
+    /// The BYTE_CLASSES row shapes and the TRANSITIONS words.
+    pub fn rows(&self) -> &Rows {
+        &self.rows
     }
 
     /// Bytes held: what the compile's memory account charges for it.
     pub fn bytes(&self) -> usize {
-        self.words.len() * 4 + self.accept.len()
+        self.rows.transitions.len() * 4 + self.rows.shapes.len() + self.accept.len()
     }
 }
 
@@ -177,10 +204,10 @@ mod tests {
                     .collect();
                 assert_eq!(packed.moves(s).collect::<Vec<_>>(), live);
             }
-            // The writer copies what the runtime's packer makes of the
+            // The writer copies what the runtime's encoder makes of the
             // dense table.
-            let words = Section::pack(&dense.trans, dense.n_classes as u32).unwrap();
-            assert_eq!(packed.transitions(), &words[..]);
+            let rows = Rows::of_dense(&dense.trans, dense.n_classes as u32).unwrap();
+            assert_eq!(packed.rows(), &rows);
             assert_eq!(packed.next(dense.n_states() as u32, b'a'), DEAD);
         }
     }

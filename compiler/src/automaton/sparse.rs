@@ -256,7 +256,7 @@ impl SparseDfa {
         let mut order = vec![dead, start];
         // Depth first (preorder, classes in order): the states along a
         // path get consecutive numbers, so a token's walk at serving time
-        // reads neighbouring row starts, slots and distances instead of
+        // reads neighbouring row starts, rows and distances instead of
         // one cache line (and page) per byte. Each frame is a block and
         // the index of its representative's next move; moves into the
         // dead state, which a dense row would also visit, number nothing.
@@ -277,10 +277,10 @@ impl SparseDfa {
             }
         }
         // Rows in parts on the threads, laid out once: the class merge
-        // reads each row twice and the packer twice more, in its own
-        // order, where reading a row through `order`, `rep` and this DFA's
-        // row offsets was three dependent cache misses (at 10,000 tools,
-        // the merge 0.71 s, the packing 2.0 s).
+        // reads each row twice and the encoder once more, where reading a
+        // row through `order`, `rep` and this DFA's row offsets was three
+        // dependent cache misses (at 10,000 tools, the merge 0.71 s, the
+        // format-5 packing 2.0 s).
         let mut quotient = SparseDfa::building(self.classes, k);
         quotient.row.truncate(1);
         let parts = crate::parallel::parts(order.len(), PARALLEL_ROWS, threads);

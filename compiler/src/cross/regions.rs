@@ -30,7 +30,6 @@ use std::sync::{Arc, Mutex};
 use super::trie::TokenTrie;
 use crate::automaton::dfa::{WordMap, DEAD};
 use crate::automaton::packed::PackedDfa;
-use tooldec_runtime::layout::slot;
 
 /// The most states of one region.
 pub const MAX_REGION_STATES: usize = 64;
@@ -138,11 +137,7 @@ impl Regions {
             for s in rows {
                 let first = runs.len();
                 let row = dfa.row(s as u32);
-                row_runs(
-                    |c| slot::target_on(row[c], c as u32),
-                    &r.class_runs,
-                    &mut runs,
-                );
+                row_runs(|c| row.target(c), &r.class_runs, &mut runs);
                 live.push(
                     run_widths(&runs[first..])
                         .filter(|&(t, _)| t != DEAD)

@@ -8,14 +8,22 @@ use super::layout::{sec, NO_DISTANCE, TIER_LIST_HEAD};
 use super::Source;
 use crate::error::{Error, ErrorKind};
 
-/// Per state its distance to acceptance and top tier (relative), per state
-/// the list of its lower budget tiers, and the lists, each stored once.
+/// Per state its distance to acceptance and its budget profile; per
+/// profile its top tier (relative) and its list of lower budget tiers; the
+/// lists, each stored once.
+///
+/// Why profiles: a state's top tier and tiers are stored relative to its
+/// distance, so the states in the same place of a repeated structure have
+/// the same pair, and at 10,000 tools 2.78 million states have a few
+/// thousand: a state names its pair (one word) instead of holding it (two
+/// words after its distance, 22 MB of the 242 MB payload).
 #[derive(Clone, Copy, Debug)]
 pub struct Budget<'a> {
-    /// DISTANCE: per state `dist` ([`NO_DISTANCE`]: none) and
-    /// `top + 1 - dist`.
+    /// DISTANCE: per state `dist` ([`NO_DISTANCE`]: none) and its profile,
+    /// a pair of TIER_INDEX.
     pub distance: &'a [u32],
-    /// TIER_INDEX: per state the first pair of its list and its length.
+    /// TIER_INDEX: per profile `top + 1 - dist` and the first pair of its
+    /// list in TIERS (0: none; the list's length is its head's).
     pub tier_index: &'a [u32],
     /// TIERS: lists of `(k + 1 - dist, mask id)`, each after a head pair.
     pub tiers: &'a [u32],
@@ -38,7 +46,13 @@ impl<'a> Budget<'a> {
                 distance[0] as u64,
             ));
         }
-        let tier_index = src.words(sec::TIER_INDEX, Some(c.n_states.saturating_mul(2)))?;
+        let tier_index = src.words(sec::TIER_INDEX, None)?;
+        if tier_index.len() % 2 != 0 {
+            return Err(Error::section(
+                sec::TIER_INDEX,
+                "is not a list of (top, tier list) pairs",
+            ));
+        }
         let tiers = src.words(sec::TIERS, None)?;
         if tiers.len() % 2 != 0 {
             return Err(Error::section(
@@ -52,6 +66,7 @@ impl<'a> Budget<'a> {
             tiers,
         };
         budget.check_lists(c.n_masks)?;
+        budget.check_profiles()?;
         budget.check_states(c.n_states)?;
         let need = distance[2 * start as usize];
         if max_tokens != 0 && need > max_tokens {
@@ -64,7 +79,7 @@ impl<'a> Budget<'a> {
         Ok(budget)
     }
 
-    /// The lists, each checked once (states share them): a head pair
+    /// The lists, each checked once (profiles share them): a head pair
     /// (TIER_LIST_HEAD, n), then n pairs with mask ids in range and `k`s
     /// strictly ascending, so that no `k` is a head; the lists fill TIERS.
     fn check_lists(&self, n_masks: usize) -> Result<(), Error> {
@@ -107,48 +122,59 @@ impl<'a> Budget<'a> {
         Ok(())
     }
 
-    /// Each state's reference, in constant time: a whole list (the pair
-    /// before it is a head, which only a list's head can be, with the
-    /// state's length), whose last `k` is below the state's top.
-    fn check_states(&self, n_states: usize) -> Result<(), Error> {
-        let (distance, tier_index, tiers) = (self.distance, self.tier_index, self.tiers);
+    /// Each profile's list, in constant time: none, or a whole list (the
+    /// pair before it is a head, which only a list's head can be) whose
+    /// last `k` is below the profile's top.
+    fn check_profiles(&self) -> Result<(), Error> {
+        let tiers = self.tiers;
         let pairs = tiers.len() / 2;
-        for s in 0..n_states {
+        for (p, profile) in self.tier_index.chunks_exact(2).enumerate() {
+            let (rel_top, off) = (profile[0], profile[1] as usize);
+            if off == 0 {
+                continue;
+            }
+            if off > pairs || tiers[2 * (off - 1)] != TIER_LIST_HEAD {
+                return Err(Error::new(ErrorKind::TierRef { profile: p as u32 }));
+            }
+            // Inside TIERS: the head was checked with its list.
+            let end = off + tiers[2 * (off - 1) + 1] as usize;
+            if tiers[2 * (end - 1)] >= rel_top {
+                return Err(Error::new(ErrorKind::TierOrder { profile: p as u32 }));
+            }
+        }
+        Ok(())
+    }
+
+    /// Each state's profile: in range, without tiers when the state has no
+    /// distance, and with a top that `dist` plus it fits a word.
+    fn check_states(&self, n_states: usize) -> Result<(), Error> {
+        let n_profiles = self.tier_index.len() / 2;
+        for (s, pair) in self.distance[..2 * n_states].chunks_exact(2).enumerate() {
+            let (dist, p) = (pair[0], pair[1] as usize);
+            if p >= n_profiles {
+                return Err(Error::range(
+                    "budget profile of state",
+                    s as u64,
+                    p as u64,
+                    n_profiles as u64,
+                ));
+            }
+            let (rel_top, off) = (self.tier_index[2 * p], self.tier_index[2 * p + 1]);
+            if dist == NO_DISTANCE {
+                if off != 0 {
+                    return Err(Error::new(ErrorKind::Untiered { state: s as u32 }));
+                }
+                continue;
+            }
             // `top + 1 = (top + 1 - dist) + dist` must be a u32: serving
             // adds the two.
-            let (dist, rel_top) = (distance[2 * s], distance[2 * s + 1]);
-            if dist != NO_DISTANCE && dist.checked_add(rel_top).is_none() {
+            if dist.checked_add(rel_top).is_none() {
                 return Err(Error::range(
                     "top tier (relative) of state",
                     s as u64,
                     rel_top as u64,
                     (u32::MAX - dist) as u64 + 1,
                 ));
-            }
-            let (off, len) = (tier_index[2 * s] as usize, tier_index[2 * s + 1] as usize);
-            let end = off.saturating_add(len);
-            if end > pairs {
-                return Err(Error::range(
-                    "tier list end of state",
-                    s as u64,
-                    end as u64,
-                    pairs as u64 + 1,
-                ));
-            }
-            if len == 0 {
-                continue;
-            }
-            if dist == NO_DISTANCE {
-                return Err(Error::new(ErrorKind::TierOrder { state: s as u32 }));
-            }
-            let whole = off > 0
-                && tiers[2 * (off - 1)] == TIER_LIST_HEAD
-                && tiers[2 * (off - 1) + 1] as usize == len;
-            if !whole {
-                return Err(Error::new(ErrorKind::TierRef { state: s as u32 }));
-            }
-            if tiers[2 * (end - 1)] >= rel_top {
-                return Err(Error::new(ErrorKind::TierOrder { state: s as u32 }));
             }
         }
         Ok(())
@@ -163,20 +189,28 @@ impl<'a> Budget<'a> {
             .unwrap_or(NO_DISTANCE)
     }
 
+    /// The profile pair of state `s` (in range).
+    #[inline]
+    fn profile(&self, s: usize) -> (u32, usize) {
+        let p = self.distance[2 * s + 1] as usize;
+        (self.tier_index[2 * p], self.tier_index[2 * p + 1] as usize)
+    }
+
     /// `top + 1 - dist` of state `s` (in range).
     #[inline]
     pub(crate) fn rel_top(&self, s: usize) -> u32 {
-        self.distance[2 * s + 1]
+        self.profile(s).0
     }
 
     /// The stored (relative) tier pairs of state `s` (in range).
     #[inline]
     pub(crate) fn tier_list(&self, s: usize) -> &'a [u32] {
-        let (off, len) = (
-            self.tier_index[2 * s] as usize,
-            self.tier_index[2 * s + 1] as usize,
-        );
+        let off = self.profile(s).1;
+        if off == 0 {
+            return &[];
+        }
         // In range: checked when the artifact was loaded.
+        let len = self.tiers[2 * (off - 1) + 1] as usize;
         &self.tiers[2 * off..2 * (off + len)]
     }
 
@@ -189,9 +223,9 @@ impl<'a> Budget<'a> {
     }
 }
 
-/// Builds the three sections state by state, storing each tier list once
-/// (relative to its state's distance, so that states in the same place of
-/// a repeated structure share one).
+/// Builds the three sections state by state, storing each tier list and
+/// each profile once (relative to its state's distance, so that states in
+/// the same place of a repeated structure share one).
 #[cfg(feature = "std")]
 #[derive(Clone, Debug, Default)]
 pub struct BudgetBuilder {
@@ -199,6 +233,7 @@ pub struct BudgetBuilder {
     tier_index: std::vec::Vec<u32>,
     tiers: std::vec::Vec<u32>,
     lists: std::collections::HashMap<std::vec::Vec<u32>, u32>,
+    profiles: std::collections::HashMap<(u32, u32), u32>,
 }
 
 #[cfg(feature = "std")]
@@ -215,11 +250,10 @@ impl BudgetBuilder {
     pub fn push(&mut self, dist: Option<u32>, top: u32, tiers: &[(u32, u32)]) {
         let Some(d) = dist else {
             debug_assert!(tiers.is_empty());
-            self.distance.extend([NO_DISTANCE, 0]);
-            self.tier_index.extend([0, 0]);
+            let p = self.profile(0, 0);
+            self.distance.extend([NO_DISTANCE, p]);
             return;
         };
-        self.distance.extend([d, top + 1 - d]);
         let list: std::vec::Vec<u32> = tiers.iter().flat_map(|&(k, m)| [k + 1 - d, m]).collect();
         let offset = if list.is_empty() {
             0
@@ -227,14 +261,24 @@ impl BudgetBuilder {
             let tiers = &mut self.tiers;
             *self.lists.entry(list).or_insert_with_key(|list| {
                 // Each list once, after its head pair: the loader checks
-                // every list once, and a state's reference in O(1).
+                // every list once, and a profile's reference in O(1).
                 tiers.extend([TIER_LIST_HEAD, (list.len() / 2) as u32]);
                 let at = (tiers.len() / 2) as u32;
                 tiers.extend_from_slice(list);
                 at
             })
         };
-        self.tier_index.extend([offset, tiers.len() as u32]);
+        let p = self.profile(top + 1 - d, offset);
+        self.distance.extend([d, p]);
+    }
+
+    /// The index of profile `(rel_top, list)`, added when new.
+    fn profile(&mut self, rel_top: u32, list: u32) -> u32 {
+        let index = &mut self.tier_index;
+        *self.profiles.entry((rel_top, list)).or_insert_with(|| {
+            index.extend([rel_top, list]);
+            (index.len() / 2 - 1) as u32
+        })
     }
 
     /// The sections as built.

@@ -1,20 +1,23 @@
 //! The machine: BYTE_CLASSES, TRANSITIONS and STATES.
 
 use super::header::Counts;
-use super::layout::{self, sec, slot, STATE_ACCEPTING};
+use super::layout::{self, sec, shape, STATE_ACCEPTING};
 use super::Source;
 use crate::error::Error;
 
-/// The DFA over bytes: each byte's class, the transitions as overlaid
-/// sparse rows ([`layout::slot`]) and per state its mask id and accepting
-/// flag.
+/// The DFA over bytes: each byte's class, the transitions as rows of a
+/// shared shape and their targets ([`layout::shape`]) and per state its
+/// mask id and accepting flag.
 #[derive(Clone, Copy, Debug)]
 pub struct Dfa<'a> {
-    /// BYTE_CLASSES: the class of each byte value (256 bytes).
+    /// BYTE_CLASSES' first 256 bytes: the class of each byte value.
     pub classes: &'a [u8],
-    /// The number of byte classes (1–256): the width of a row.
+    /// The rest of BYTE_CLASSES: the row shapes, [`shape::stride`] bytes
+    /// each.
+    pub shapes: &'a [u8],
+    /// The number of byte classes (1–256).
     pub n_classes: u32,
-    /// TRANSITIONS: per state its row start, then the slots
+    /// TRANSITIONS: per state its row start, then the rows
     /// ([`sec::TRANSITIONS`]).
     pub transitions: &'a [u32],
     /// STATES: bit 31 accepting ([`STATE_ACCEPTING`]), bits 0–30 the mask id.
@@ -23,22 +26,22 @@ pub struct Dfa<'a> {
 
 impl<'a> Dfa<'a> {
     /// Reads and checks the three sections: byte classes below the class
-    /// count; every row start past the row-start table with a whole row
-    /// inside the section; every slot empty or a class below the class
-    /// count with a live target below the state count; the dead state
-    /// without moves; every mask id below the mask count and the dead
-    /// state not accepting.
+    /// count; whole shapes, each numbering at most its own target count;
+    /// every row start past the row-start table with a whole row inside
+    /// the section, its shape in range and its targets live states; the
+    /// dead state without moves; every mask id below the mask count and
+    /// the dead state not accepting.
     pub(crate) fn read(src: &Source<'a>, c: &Counts) -> Result<Self, Error> {
         let n_classes = c.n_classes;
         let nc = n_classes as usize;
-        let classes = src.bytes(sec::BYTE_CLASSES);
-        if classes.len() != 256 {
-            return Err(Error::field(
-                "byte class table length",
-                256,
-                classes.len() as u64,
+        let section = src.bytes(sec::BYTE_CLASSES);
+        if section.len() < 256 {
+            return Err(Error::section(
+                sec::BYTE_CLASSES,
+                "is shorter than its 256 byte classes",
             ));
         }
+        let (classes, shapes) = section.split_at(256);
         if let Some((b, &k)) = classes.iter().enumerate().find(|(_, &k)| k as usize >= nc) {
             return Err(Error::range(
                 "byte class of byte",
@@ -47,43 +50,60 @@ impl<'a> Dfa<'a> {
                 nc as u64,
             ));
         }
-        let transitions = src.words(sec::TRANSITIONS, None)?;
-        let n = c.n_states;
-        if transitions.len() < n + nc {
+        let stride = shape::stride(n_classes);
+        if shapes.len() % stride != 0 {
             return Err(Error::section(
-                sec::TRANSITIONS,
-                "is shorter than its row starts and one row",
+                sec::BYTE_CLASSES,
+                "does not end on a whole row shape",
             ));
         }
-        let last_start = (transitions.len() - nc) as u64;
-        for (s, &row) in transitions[..n].iter().enumerate() {
-            if (row as usize) < n || row as u64 > last_start {
+        for (i, sh) in shapes.chunks_exact(stride).enumerate() {
+            if let Some(&k) = sh[1..].iter().find(|&&k| k > sh[0]) {
                 return Err(Error::range(
-                    "row start of state",
-                    s as u64,
-                    row as u64,
-                    last_start + 1,
+                    "target number of row shape",
+                    i as u64,
+                    k as u64,
+                    sh[0] as u64 + 1,
                 ));
             }
         }
-        for (i, &w) in transitions.iter().enumerate().skip(n) {
-            let (class, target) = (w >> slot::CLASS_SHIFT, w & slot::TARGET);
-            if w == 0 {
-                continue;
-            }
-            if class as usize >= nc {
+        let n_shapes = shapes.len() / stride;
+        let transitions = src.words(sec::TRANSITIONS, None)?;
+        let n = c.n_states;
+        if transitions.len() < n {
+            return Err(Error::section(
+                sec::TRANSITIONS,
+                "is shorter than its row starts",
+            ));
+        }
+        for (s, &row) in transitions[..n].iter().enumerate() {
+            let row = row as usize;
+            let shape_of = |row: usize| transitions.get(row).map(|&k| k as usize);
+            let Some(k) = shape_of(row).filter(|&k| row >= n && k < n_shapes) else {
                 return Err(Error::range(
-                    "class of slot",
-                    i as u64,
-                    class as u64,
-                    nc as u64,
+                    "row of state",
+                    s as u64,
+                    row as u64,
+                    transitions.len() as u64,
                 ));
-            }
-            if target == layout::DEAD_STATE || target as usize >= n {
+            };
+            let targets = shapes[k * stride] as usize;
+            let Some(ts) = transitions.get(row + 1..row + 1 + targets) else {
                 return Err(Error::range(
-                    "transition of slot",
-                    i as u64,
-                    target as u64,
+                    "row end of state",
+                    s as u64,
+                    (row + 1 + targets) as u64,
+                    transitions.len() as u64 + 1,
+                ));
+            };
+            if let Some(&t) = ts
+                .iter()
+                .find(|&&t| t == layout::DEAD_STATE || t as usize >= n)
+            {
+                return Err(Error::range(
+                    "transition of state",
+                    s as u64,
+                    t as u64,
                     n as u64,
                 ));
             }
@@ -91,6 +111,7 @@ impl<'a> Dfa<'a> {
         let states = src.words(sec::STATES, Some(n))?;
         let dfa = Dfa {
             classes,
+            shapes,
             n_classes,
             transitions,
             states,
@@ -122,19 +143,38 @@ impl<'a> Dfa<'a> {
         Ok(dfa)
     }
 
-    /// The state reached from `state` on byte class `class` (0: dead, or
-    /// out of range). Two dependent loads: the row start, then the slot.
+    /// The row of `state`: where it starts in TRANSITIONS and its shape's
+    /// bytes for the classes (`None` out of range).
     #[inline]
-    fn step(&self, state: u32, class: u32) -> u32 {
+    fn row(&self, state: u32) -> Option<(usize, &'a [u8])> {
         if state as usize >= self.states.len() {
-            return layout::DEAD_STATE;
+            return None;
         }
         let t = self.transitions;
-        let Some(&row) = t.get(state as usize) else {
+        let row = *t.get(state as usize)? as usize;
+        let stride = shape::stride(self.n_classes);
+        let at = (*t.get(row)? as usize).checked_mul(stride)?;
+        Some((row, self.shapes.get(at + 1..at + stride)?))
+    }
+
+    /// The target of the row starting at `row` numbered `k` (0: dead).
+    #[inline]
+    fn target(&self, row: usize, k: u8) -> u32 {
+        if k == 0 {
             return layout::DEAD_STATE;
-        };
-        match t.get(row as usize + class as usize) {
-            Some(&w) => slot::target_on(w, class),
+        }
+        self.transitions
+            .get(row + k as usize)
+            .copied()
+            .unwrap_or(layout::DEAD_STATE)
+    }
+
+    /// The state reached from `state` on byte class `class` (0: dead, or
+    /// out of range).
+    #[inline]
+    fn step(&self, state: u32, class: u32) -> u32 {
+        match self.row(state) {
+            Some((row, shape)) => self.target(row, shape.get(class as usize).copied().unwrap_or(0)),
             None => layout::DEAD_STATE,
         }
     }
@@ -148,24 +188,20 @@ impl<'a> Dfa<'a> {
 
     /// Walks `bytes` from `state`; `None` if the walk dies. A token's
     /// bytes often stay in one state (string bodies, free text), so the row
-    /// start is read again only when the state changes.
+    /// is read again only when the state changes.
     #[inline]
     pub(crate) fn walk(&self, mut state: u32, bytes: &[u8]) -> Option<u32> {
-        if state as usize >= self.states.len() {
-            return None;
-        }
         let classes: &[u8; 256] = self.classes.try_into().ok()?;
-        let t = self.transitions;
-        let mut row = *t.get(state as usize)? as usize;
+        let (mut row, mut shape) = self.row(state)?;
         for &b in bytes {
-            let class = classes[b as usize] as u32;
-            let next = slot::target_on(*t.get(row + class as usize)?, class);
+            let k = *shape.get(classes[b as usize] as usize)?;
+            let next = self.target(row, k);
             if next == layout::DEAD_STATE {
                 return None;
             }
             if next != state {
                 state = next;
-                row = *t.get(state as usize)? as usize;
+                (row, shape) = self.row(state)?;
             }
         }
         Some(state)
@@ -204,19 +240,31 @@ impl<'a> Dfa<'a> {
     /// The sections' bytes, in id order.
     #[cfg(feature = "std")]
     pub(crate) fn write(&self, out: &mut super::Writer) {
-        out.bytes(sec::BYTE_CLASSES, self.classes);
+        out.byte_parts(sec::BYTE_CLASSES, &[self.classes, self.shapes]);
         out.words(sec::TRANSITIONS, self.transitions);
         out.words(sec::STATES, self.states);
     }
+}
 
-    /// The TRANSITIONS section for a dense `states × n_classes` table
-    /// (row 0 the dead state, all zeros): the live moves of each state
-    /// overlaid by row displacement ([`layout::slot`]). Refused past
-    /// [`layout::MAX_STATES`] states or 4 GiB.
-    #[cfg(feature = "std")]
-    pub fn pack(dense: &[u32], n_classes: u32) -> Result<std::vec::Vec<u32>, super::WriteError> {
+/// The row shapes and TRANSITIONS words of a machine, built a row at a
+/// time ([`layout::shape`]): what [`Dfa::shapes`] and [`Dfa::transitions`]
+/// borrow when a payload is written.
+#[cfg(feature = "std")]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rows {
+    /// The row shapes, [`shape::stride`] bytes each.
+    pub shapes: std::vec::Vec<u8>,
+    /// The row starts, then the rows.
+    pub transitions: std::vec::Vec<u32>,
+}
+
+#[cfg(feature = "std")]
+impl Rows {
+    /// The rows of a dense `states × n_classes` table (row 0 the dead
+    /// state, all zeros).
+    pub fn of_dense(dense: &[u32], n_classes: u32) -> Result<Rows, super::WriteError> {
         let nc = (n_classes as usize).max(1);
-        Dfa::pack_rows(dense.len() / nc, n_classes, |s, out| {
+        Rows::encode(dense.len() / nc, n_classes, |s, out| {
             let row = &dense[s * nc..(s + 1) * nc];
             out.extend(
                 row.iter()
@@ -227,177 +275,86 @@ impl<'a> Dfa<'a> {
         })
     }
 
-    /// [`Dfa::pack`] for `n_states` rows given by their live moves:
-    /// `row(s, out)` appends state `s`'s `(class, target)` moves, classes
+    /// The rows of `n_states` states given by their live moves: `row(s,
+    /// out)` appends state `s`'s `(class, target)` moves, classes
     /// ascending, targets never the dead state, to `out` (which it finds
-    /// empty). The same rows give the same words, however they are held.
-    #[cfg(feature = "std")]
-    pub fn pack_rows(
+    /// empty). Shapes are numbered in order of first use and a row's
+    /// targets in class order, so the same moves give the same bytes.
+    /// Refused past [`layout::MAX_STATES`] states, a state with more than
+    /// [`shape::MAX_TARGETS`] targets, or 4 GiB.
+    pub fn encode(
         n_states: usize,
         n_classes: u32,
         row: impl Fn(usize, &mut std::vec::Vec<(usize, u32)>),
-    ) -> Result<std::vec::Vec<u32>, super::WriteError> {
+    ) -> Result<Rows, super::WriteError> {
+        use super::WriteError;
+        use std::collections::HashMap;
+        use std::vec::Vec;
         if n_states > layout::MAX_STATES {
-            return Err(super::WriteError::States(n_states));
+            return Err(WriteError::States(n_states));
         }
-        pack::Packer::default().pack(n_states, (n_classes as usize).max(1), row)
-    }
-}
-
-/// Row displacement for [`Dfa::pack`]: first fit, densest rows first.
-#[cfg(feature = "std")]
-mod pack {
-    use super::super::WriteError;
-    use super::slot;
-    use std::collections::HashMap;
-    use std::vec::Vec;
-
-    /// How many positions a row may try before it is placed past everything
-    /// placed so far: bounds the work on adversarial rows. With the search
-    /// resumed per shape, 608 of 177,049 rows reach it at 1,000 tools.
-    const TRIES: usize = 1024;
-
-    /// A growable bitset.
-    #[derive(Default)]
-    struct Bits(Vec<u64>);
-
-    impl Bits {
-        fn get(&self, i: usize) -> bool {
-            self.0.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)
-        }
-
-        fn set(&mut self, i: usize) {
-            if i / 64 >= self.0.len() {
-                self.0.resize(i / 64 + 1, 0);
-            }
-            self.0[i / 64] |= 1 << (i % 64);
-        }
-
-        /// The first clear position at or after `i`.
-        fn next_clear(&self, i: usize) -> usize {
-            let mut w = i / 64;
-            let mut word = match self.0.get(w) {
-                Some(&x) => !x & (!0u64 << (i % 64)),
-                None => return i,
-            };
-            loop {
-                if word != 0 {
-                    return 64 * w + word.trailing_zeros() as usize;
+        let stride = shape::stride(n_classes);
+        let mut shapes = Vec::new();
+        // A shape by its live `(class, number)` pairs: a few bytes to hash
+        // where the shape itself is a byte per class.
+        let mut ids: HashMap<Vec<u8>, u32> = HashMap::new();
+        let mut words = std::vec![0u32; n_states];
+        let (mut moves, mut key, mut targets) = (Vec::new(), Vec::new(), Vec::new());
+        for s in 0..n_states {
+            moves.clear();
+            row(s, &mut moves);
+            key.clear();
+            targets.clear();
+            for &(class, t) in &moves {
+                let k = match targets.iter().position(|&x| x == t) {
+                    Some(i) => i + 1,
+                    None => {
+                        targets.push(t);
+                        targets.len()
+                    }
+                };
+                if k > shape::MAX_TARGETS {
+                    return Err(WriteError::Targets(s));
                 }
-                w += 1;
-                match self.0.get(w) {
-                    Some(&x) => word = !x,
-                    None => return 64 * w,
-                }
+                key.extend([class as u8, k as u8]);
             }
-        }
-    }
-
-    /// The slots placed so far and where to look next.
-    #[derive(Default)]
-    pub(super) struct Packer {
-        slots: Vec<u32>,
-        /// Slots taken, and row starts used (distinct, so that a slot of
-        /// another row never names this row's class at this position).
-        taken: Bits,
-        used: Bits,
-        /// No slot below this one is free.
-        first_free: usize,
-        /// The end of everything placed: every slot and row start from
-        /// here on is free.
-        end: usize,
-        /// Per set of live classes, the row start of the last row placed
-        /// with it: positions before it that failed that set fail it for
-        /// good (places only fill up), so the next row of it starts after.
-        shapes: HashMap<Vec<u8>, usize>,
-    }
-
-    impl Packer {
-        pub(super) fn pack(
-            mut self,
-            n: usize,
-            nc: usize,
-            live: impl Fn(usize, &mut Vec<(usize, u32)>),
-        ) -> Result<Vec<u32>, WriteError> {
-            let mut moves = Vec::new();
-            let count = |s: usize, moves: &mut Vec<(usize, u32)>| {
-                moves.clear();
-                live(s, moves);
-                moves.len()
-            };
-            // Densest rows first (they need the most room), ties by state:
-            // states bucketed by their number of moves (at most `nc`).
-            let counts: Vec<usize> = (0..n).map(|s| count(s, &mut moves)).collect();
-            let mut at = std::vec![0usize; nc + 2];
-            for &c in &counts {
-                at[nc - c.min(nc) + 1] += 1;
-            }
-            for i in 1..at.len() {
-                at[i] += at[i - 1];
-            }
-            let mut order = std::vec![0usize; n];
-            for (s, &c) in counts.iter().enumerate() {
-                let bucket = &mut at[nc - c.min(nc)];
-                order[*bucket] = s;
-                *bucket += 1;
-            }
-            let mut rows = std::vec![0usize; n];
-            for s in order {
-                count(s, &mut moves);
-                rows[s] = self.place(&moves);
-            }
-            let last_row = rows.iter().copied().max().unwrap_or(0);
-            self.slots.resize(self.slots.len().max(last_row + nc), 0);
-            // The row starts count from the section's start, past themselves.
-            let too_large = |_| WriteError::TooLarge(4 * (n + self.slots.len()) as u64);
-            let mut out = Vec::with_capacity(n + self.slots.len());
-            for r in rows {
-                out.push(u32::try_from(n + r).map_err(too_large)?);
-            }
-            out.extend_from_slice(&self.slots);
-            Ok(out)
-        }
-
-        /// Places one row (its live `(class, target)` moves, ascending) and
-        /// returns its start.
-        fn place(&mut self, moves: &[(usize, u32)]) -> usize {
-            let row = match moves.first() {
-                None => self.used.next_clear(0),
-                Some(&(k0, _)) => {
-                    let shape: Vec<u8> = moves.iter().map(|&(k, _)| k as u8).collect();
-                    let from = self.shapes.get(&shape).map_or(0, |&r| r + 1);
-                    let row = self.first_fit(moves, self.first_free.max(from + k0));
-                    self.shapes.insert(shape, row);
-                    row
+            let id = match ids.get(&key[..]) {
+                Some(&id) => id,
+                None => {
+                    let id = (shapes.len() / stride) as u32;
+                    let at = shapes.len();
+                    shapes.resize(at + stride, 0);
+                    shapes[at] = targets.len() as u8;
+                    for pair in key.chunks_exact(2) {
+                        shapes[at + 1 + pair[0] as usize] = pair[1];
+                    }
+                    ids.insert(key.clone(), id);
+                    id
                 }
             };
-            self.used.set(row);
-            for &(k, t) in moves {
-                self.taken.set(row + k);
-                if row + k >= self.slots.len() {
-                    self.slots.resize(row + k + 1, 0);
-                }
-                self.slots[row + k] = slot::new(k as u32, t);
-                self.end = self.end.max(row + k + 1);
-            }
-            self.first_free = self.taken.next_clear(self.first_free);
-            row
+            let start = u32::try_from(words.len())
+                .map_err(|_| WriteError::TooLarge(4 * words.len() as u64))?;
+            words[s] = start;
+            words.push(id);
+            words.extend_from_slice(&targets);
         }
+        if u32::try_from(words.len()).is_err() {
+            return Err(WriteError::TooLarge(4 * words.len() as u64));
+        }
+        Ok(Rows {
+            shapes,
+            transitions: words,
+        })
+    }
 
-        /// The first row start at which the row's first move lands on a
-        /// free slot at or after `at`, and all its moves fit; after
-        /// [`TRIES`] positions, the end.
-        fn first_fit(&self, moves: &[(usize, u32)], at: usize) -> usize {
-            let k0 = moves[0].0;
-            let mut at = self.taken.next_clear(at);
-            for _ in 0..TRIES {
-                let row = at - k0;
-                if !self.used.get(row) && moves.iter().all(|&(k, _)| !self.taken.get(row + k)) {
-                    return row;
-                }
-                at = self.taken.next_clear(at + 1);
-            }
-            self.end
+    /// The machine these rows are, with `states` (for tests).
+    pub fn dfa<'a>(&'a self, classes: &'a [u8], n_classes: u32, states: &'a [u32]) -> Dfa<'a> {
+        Dfa {
+            classes,
+            shapes: &self.shapes,
+            n_classes,
+            transitions: &self.transitions,
+            states,
         }
     }
 }
@@ -426,19 +383,14 @@ mod tests {
         t
     }
 
-    /// Packs `dense` and checks every (state, class) reads back, with
-    /// distinct row starts; returns the section's length.
-    fn round_trip(dense: &[u32], nc: usize) -> usize {
-        let section = Dfa::pack(dense, nc as u32).unwrap();
+    /// Encodes `dense` and checks every (state, class) reads back; returns
+    /// the rows.
+    fn round_trip(dense: &[u32], nc: usize) -> Rows {
+        let rows = Rows::of_dense(dense, nc as u32).unwrap();
         let n = dense.len() / nc;
         let states = std::vec![0u32; n];
         let classes = [0u8; 256];
-        let dfa = Dfa {
-            classes: &classes,
-            n_classes: nc as u32,
-            transitions: &section,
-            states: &states,
-        };
+        let dfa = rows.dfa(&classes, nc as u32, &states);
         for s in 0..n {
             for k in 0..nc {
                 assert_eq!(
@@ -448,18 +400,13 @@ mod tests {
                 );
             }
         }
-        let mut rows = section[..n].to_vec();
-        rows.sort_unstable();
-        rows.dedup();
-        assert_eq!(rows.len(), n, "row starts are distinct");
-        assert!(section[..n]
-            .iter()
-            .all(|&r| r as usize >= n && r as usize + nc <= section.len()));
-        section.len()
+        assert_eq!(dfa.step(n as u32, 0), layout::DEAD_STATE);
+        assert_eq!(dfa.step(1, nc as u32), layout::DEAD_STATE);
+        rows
     }
 
     #[test]
-    fn packed_rows_read_back_as_the_dense_table() {
+    fn rows_read_back_as_the_dense_table() {
         for (n, nc, sparsity, seed) in [
             (2, 1, 1, 1),
             (50, 3, 2, 2),
@@ -472,30 +419,46 @@ mod tests {
     }
 
     #[test]
-    fn many_rows_of_one_shape_pack_densely() {
-        // 10,000 states, each with the same two live classes: first fit
-        // resumed per shape interleaves them instead of trying the same
-        // taken places again (the table would otherwise grow by a row per
-        // state).
+    fn rows_of_one_kind_share_a_shape() {
+        // 10,000 states, each but the first two moving on two classes to
+        // itself and on 40 to state 1 (which has no moves): one shape,
+        // three words a row.
         let (n, nc) = (10_000, 50);
         let mut dense = std::vec![0u32; n * nc];
-        for s in 1..n {
-            dense[s * nc + 3] = (s as u32 % (n as u32 - 1)) + 1;
-            dense[s * nc + 40] = 1;
+        for s in 2..n {
+            dense[s * nc + 3] = s as u32;
+            dense[s * nc + 4] = s as u32;
+            for k in 10..50 {
+                dense[s * nc + k] = 1;
+            }
         }
-        let len = round_trip(&dense, nc);
-        assert!(
-            len <= n + 3 * n + nc,
-            "{len} words for {n} states with 2 moves each"
-        );
+        let rows = round_trip(&dense, nc);
+        // The empty shape (the dead state, state 1), and the one all
+        // others share.
+        assert_eq!(rows.shapes.len(), 2 * shape::stride(nc as u32));
+        assert_eq!(rows.transitions.len(), n + 2 + 3 * (n - 2));
     }
 
     #[test]
-    fn too_many_states_are_refused() {
+    fn too_many_states_or_targets_are_refused() {
         let dense = std::vec![0u32; layout::MAX_STATES + 1];
         assert_eq!(
-            Dfa::pack(&dense, 1),
+            Rows::of_dense(&dense, 1),
             Err(super::super::WriteError::States(layout::MAX_STATES + 1))
+        );
+        // A state with a distinct target on each of 256 classes.
+        let mut dense = std::vec![0u32; 2 * 256];
+        for k in 0..256 {
+            dense[256 + k] = 1;
+        }
+        let mut wide = std::vec![0u32; 300 * 256];
+        for k in 0..256 {
+            wide[256 + k] = 2 + k as u32;
+        }
+        assert!(Rows::of_dense(&dense, 256).is_ok());
+        assert_eq!(
+            Rows::of_dense(&wide, 256),
+            Err(super::super::WriteError::Targets(1))
         );
     }
 }

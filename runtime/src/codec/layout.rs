@@ -20,8 +20,9 @@ pub const MAGIC: [u8; 8] = *b"TOOLDEC\0";
 pub const ENDIAN_CHECK: u32 = 0x0102_FEFF;
 /// Bumped on every incompatible change of this layout (4: the payload
 /// checksum and the envelope of compressed files; 5: TRANSITIONS as
-/// overlaid sparse rows).
-pub const VERSION: u32 = 5;
+/// overlaid sparse rows; 6: rows as a shared shape and their targets,
+/// states' budget tiers as shared profiles).
+pub const VERSION: u32 = 6;
 
 /// Header word indices (FORMAT.md describes each).
 #[allow(missing_docs)]
@@ -52,12 +53,14 @@ pub const HEADER_WORDS: usize = 23;
 
 /// Section ids, in the order they must appear in the section table.
 pub mod sec {
-    /// 256 bytes: the equivalence class of each input byte.
+    /// 256 bytes, the equivalence class of each input byte; then the row
+    /// shapes, `n_classes + 1` bytes each ([`super::shape`]).
     pub const BYTE_CLASSES: u32 = 1;
     /// `n_states` words, each state's row start (a word index into this
-    /// section, at least `n_states`), then the slots its rows share: the
-    /// move of `(state, class)` is the slot at `row start + class` when
-    /// that slot's class is `class` ([`super::slot`]), else the dead state.
+    /// section, at least `n_states`), then the rows: a row is its shape's
+    /// index, then its shape's targets. The move of `(state, class)` is
+    /// the row's target numbered by the shape's byte for `class`, the dead
+    /// state for 0 ([`super::shape`]).
     pub const TRANSITIONS: u32 = 2;
     /// `n_states` words: bit 31 = accepting, bits 0..31 = mask id.
     pub const STATES: u32 = 3;
@@ -83,11 +86,14 @@ pub mod sec {
     pub const ENTRY_NAMES: u32 = 11;
     /// `n_states * 2` words: per state `dist`, the fewest tokens that lead
     /// from it to acceptance ([`super::NO_DISTANCE`] when no token sequence
-    /// does), then `top + 1 - dist`, where `top` (its top tier) is the
-    /// largest finite `dist` among the states its allowed tokens lead to.
+    /// does), then its budget profile: a pair of TIER_INDEX.
     pub const DISTANCE: u32 = 12;
-    /// `n_states * 2` words: per state, the first pair of its lower tiers in
-    /// TIERS and their number. States may share one list.
+    /// The budget profiles, two words each: `top + 1 - dist`, where `top`
+    /// (a state's top tier) is the largest finite `dist` among the states
+    /// its allowed tokens lead to, then the first pair of its lower tiers
+    /// in TIERS (0: none; the list's length is in its head pair). Relative
+    /// to `dist`, so the states in the same place of a repeated structure
+    /// share one profile.
     pub const TIER_INDEX: u32 = 13;
     /// Lists of pairs `(k + 1 - dist, mask id)`, strictly ascending in `k`
     /// per list and all below the state's `top`: the mask of the tokens
@@ -96,8 +102,8 @@ pub mod sec {
     /// with the largest `k <= r - 1`, its STATES mask when `r - 1 >= top`.
     /// Each list is stored once, after a head pair
     /// `(`[`super::TIER_LIST_HEAD`]`, its length in pairs)`, and the lists
-    /// fill the section; TIER_INDEX points at a list's first pair (after
-    /// its head) with the list's whole length.
+    /// fill the section; a TIER_INDEX profile points at a list's first
+    /// pair (after its head).
     pub const TIERS: u32 = 14;
     /// What a matcher restricted to one tool reads: the tool names, each
     /// state's tool-name colour and gate bit, the colours' tool ranges and
@@ -123,40 +129,30 @@ pub const NO_DISTANCE: u32 = u32::MAX;
 pub const STATE_ACCEPTING: u32 = 1 << 31;
 /// The dead state: every transition from it leads back to it.
 pub const DEAD_STATE: u32 = 0;
-/// The most states a payload may have: a TRANSITIONS slot holds the target
-/// in 24 bits.
-pub const MAX_STATES: usize = 1 << slot::CLASS_SHIFT;
+/// The most states a payload may have: what the header's check, the
+/// compiler's limits and the tools' colour words assume.
+pub const MAX_STATES: usize = 1 << 24;
 
-/// A TRANSITIONS slot: `class << 24 | target`, or 0 when empty.
+/// A row shape: which of its row's targets each byte class leads to.
 ///
-/// The rows of all states are overlaid in one array (row displacement):
-/// state `s`'s move on class `c` sits at `row[s] + c`, and the slot names
-/// the class it was written for. Row starts are distinct, so a slot written
-/// for another state at the same position names another class: a lookup
-/// that finds a different class (or an empty slot, target 0) is the dead
-/// state. One dependent load more than a dense table, for the live moves
-/// only (about 5 per state instead of ~100 classes).
-pub mod slot {
-    /// The class sits above the target.
-    pub const CLASS_SHIFT: u32 = 24;
-    /// The target's bits.
-    pub const TARGET: u32 = (1 << CLASS_SHIFT) - 1;
+/// A state's moves are a few distinct targets (a string body: itself on
+/// ~90 classes, the closing quote, an escape), and states of the same
+/// kind branch the same way on different targets: at 10,000 tools, 2.78
+/// million states have 1,684 shapes and 2.5 targets each. So a row is the
+/// index of its shape, then its targets; the shape, `n_classes + 1` bytes
+/// in BYTE_CLASSES, is the row's number of targets `g` (at most
+/// [`MAX_TARGETS`]), then per class the target's number 1..=g in the row,
+/// or 0 for the dead state. A move reads the row start, the row's shape
+/// word, the shape's byte (a table small enough to stay in cache) and the
+/// target beside the shape word.
+pub mod shape {
+    /// The most distinct targets a row may have (a shape byte numbers them).
+    pub const MAX_TARGETS: usize = 255;
 
-    /// The slot holding the move on `class` to `target`.
+    /// The bytes one shape takes: its target count, then a byte per class.
     #[inline]
-    pub const fn new(class: u32, target: u32) -> u32 {
-        class << CLASS_SHIFT | target
-    }
-
-    /// The state a slot leads to on `class`: its target when it was
-    /// written for `class`, else the dead state.
-    #[inline]
-    pub const fn target_on(slot: u32, class: u32) -> u32 {
-        if slot >> CLASS_SHIFT == class {
-            slot & TARGET
-        } else {
-            super::DEAD_STATE
-        }
+    pub const fn stride(n_classes: u32) -> usize {
+        n_classes as usize + 1
     }
 }
 

@@ -41,11 +41,12 @@
 //!    section count.
 //! 2. **Section table**: each entry's id in order, its start 4-aligned,
 //!    no overlap with what precedes it, its end inside the payload.
-//! 3. **[`Dfa`]**: byte classes below the class count; row starts past
-//!    the row-start table, each with a whole row inside TRANSITIONS; slots
-//!    empty or a class below the class count and a live target below the
-//!    state count; the dead state without moves; states' mask ids below
-//!    the mask count, the dead state not accepting.
+//! 3. **[`Dfa`]**: byte classes below the class count; whole row shapes,
+//!    each numbering no more targets than it counts; row starts past the
+//!    row-start table, each row's shape in range and its whole row inside
+//!    TRANSITIONS, its targets live states below the state count; the dead
+//!    state without moves; states' mask ids below the mask count, the dead
+//!    state not accepting.
 //! 4. **[`Masks`]**: each mask inside MASK_DATA; dense masks of the exact
 //!    width with no bit at or past the token count; lists strictly
 //!    ascending below the token count; a delta's base in range and not a
@@ -58,10 +59,11 @@
 //!    range, the first the start state; names inside ENTRY_NAMES, UTF-8.
 //! 8. **[`Budget`]**: the dead state has no distance; TIERS is whole pairs
 //!    forming head-led lists with mask ids in range and strictly ascending
-//!    `k`s, each list checked once; each state's `dist + (top + 1 - dist)`
-//!    fits a word and its reference is one whole list, empty without a
-//!    distance, whose last `k` is below its top; a nonzero default budget
-//!    is at least the start state's distance.
+//!    `k`s, each list checked once; each profile of TIER_INDEX names no
+//!    list or one whole list, whose last `k` is below its top; each state's
+//!    profile is in range, without tiers when it has no distance, and its
+//!    `dist + (top + 1 - dist)` fits a word; a nonzero default budget is at
+//!    least the start state's distance.
 //! 9. **[`Tools`]** (when the table has it and it is not empty): counts
 //!    consistent with its length; ranks below the tool count; name offsets
 //!    ascending, names UTF-8; each colour's ranges non-empty and inside the
@@ -87,6 +89,8 @@ pub mod tools;
 
 pub use budget::Budget;
 pub use dfa::Dfa;
+#[cfg(feature = "std")]
+pub use dfa::Rows;
 pub use entries::Entries;
 pub use header::Header;
 pub use masks::Masks;
@@ -266,11 +270,16 @@ impl<'a> Payload<'a> {
         use layout::sec;
         Payload {
             header: index.header,
-            dfa: Dfa {
-                classes: b(sec::BYTE_CLASSES),
-                n_classes: index.n_classes,
-                transitions: w(sec::TRANSITIONS),
-                states: w(sec::STATES),
+            dfa: {
+                let classes = b(sec::BYTE_CLASSES);
+                let (classes, shapes) = classes.split_at(classes.len().min(256));
+                Dfa {
+                    classes,
+                    shapes,
+                    n_classes: index.n_classes,
+                    transitions: w(sec::TRANSITIONS),
+                    states: w(sec::STATES),
+                }
             },
             masks: Masks {
                 index: w(sec::MASK_INDEX),
@@ -310,9 +319,12 @@ pub enum WriteError {
     MaskData,
     /// The payload would be this many bytes, over 4 GiB.
     TooLarge(u64),
-    /// The machine has this many states, more than a TRANSITIONS slot
-    /// addresses ([`layout::MAX_STATES`]).
+    /// The machine has this many states, more than the format addresses
+    /// ([`layout::MAX_STATES`]).
     States(usize),
+    /// This state moves to more distinct states than a row shape numbers
+    /// ([`layout::shape::MAX_TARGETS`]).
+    Targets(usize),
 }
 
 impl core::fmt::Display for WriteError {
@@ -327,6 +339,11 @@ impl core::fmt::Display for WriteError {
                 f,
                 "the machine has {n} states, over the {} the format addresses",
                 layout::MAX_STATES
+            ),
+            WriteError::Targets(s) => write!(
+                f,
+                "state {s} moves to more than {} distinct states, the most a row shape numbers",
+                layout::shape::MAX_TARGETS
             ),
         }
     }
@@ -346,10 +363,17 @@ pub(crate) struct Writer {
 #[cfg(feature = "std")]
 impl Writer {
     pub(crate) fn bytes(&mut self, id: u32, bytes: &[u8]) {
+        self.byte_parts(id, &[bytes]);
+    }
+
+    /// One byte section written from consecutive parts.
+    pub(crate) fn byte_parts(&mut self, id: u32, parts: &[&[u8]]) {
         debug_assert_eq!(id, self.next + 1, "sections are written in id order");
         self.next = id;
-        self.lens[id as usize - 1] = bytes.len();
-        self.body.extend_from_slice(bytes);
+        self.lens[id as usize - 1] = parts.iter().map(|p| p.len()).sum();
+        for p in parts {
+            self.body.extend_from_slice(p);
+        }
         self.body.resize(layout::pad4(self.body.len()), 0);
     }
 
