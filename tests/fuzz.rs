@@ -461,3 +461,63 @@ fn regression_shared_tier_lists_are_checked_once() {
          of TIERS (a list starts after its head pair)"
     );
 }
+
+/// Format 6's rows, each check named (the random edits above only show
+/// that a damaged row never panics): a row start inside the row-start
+/// table, a shape index past the shapes, a dead or out-of-range target, a
+/// shape byte past its target count, and shapes that do not fill their
+/// part of BYTE_CLASSES.
+#[test]
+fn damaged_rows_are_named() {
+    let p = seed_payload("react-bytes.tdm");
+    let n = word_at(&p, hdr::N_STATES) as usize;
+    let nc = word_at(&p, hdr::N_CLASSES) as usize;
+    let (rows, rows_len) = fuzz_common::section(&p, sec::TRANSITIONS);
+    let (classes, classes_len) = fuzz_common::section(&p, sec::BYTE_CLASSES);
+    let n_shapes = (classes_len - 256) / (nc + 1);
+    let rows = rows / 4;
+    // The start state moves: its row has a target.
+    let row = word_at(&p, rows + 3) as usize;
+    let shape = word_at(&p, rows + row) as usize;
+    let shape_at = classes + 256 + shape * (nc + 1);
+    assert!(p[shape_at] > 0, "the start state moves");
+    let word = |word: usize, value: u32| vec![Edit::Word { word, value }];
+    for (edits, want) in [
+        (
+            word(rows + 3, 1),
+            format!("row of state #3 is 1, must be below {}", rows_len / 4),
+        ),
+        (
+            word(rows + row, n_shapes as u32),
+            format!("row shape of state #3 is {n_shapes}, must be below {n_shapes}"),
+        ),
+        (
+            word(rows + row + 1, 0),
+            format!("transition of state #3 is 0, must be below {n}"),
+        ),
+        (
+            word(rows + row + 1, n as u32),
+            format!("transition of state #3 is {n}, must be below {n}"),
+        ),
+        (
+            vec![Edit::Xor {
+                at: shape_at + 1 + (0..nc).find(|&c| p[shape_at + 1 + c] == 0).unwrap(),
+                mask: p[shape_at] + 1,
+            }],
+            format!("target number of row shape #{shape}"),
+        ),
+    ] {
+        let err = refused(&apply(&p, &edits), &want);
+        assert!(err.contains(&want), "{err}\nwanted {want}");
+    }
+    // One byte less in BYTE_CLASSES: not a whole shape.
+    let q = apply(
+        &p,
+        &[Edit::Word {
+            word: HEADER_WORDS + 2,
+            value: classes_len as u32 - 1,
+        }],
+    );
+    let err = refused(&q, "a partial row shape");
+    assert!(err.contains("whole row shape"), "{err}");
+}

@@ -78,8 +78,7 @@ impl<'a> Dfa<'a> {
         }
         for (s, &row) in transitions[..n].iter().enumerate() {
             let row = row as usize;
-            let shape_of = |row: usize| transitions.get(row).map(|&k| k as usize);
-            let Some(k) = shape_of(row).filter(|&k| row >= n && k < n_shapes) else {
+            let Some(&k) = transitions.get(row).filter(|_| row >= n) else {
                 return Err(Error::range(
                     "row of state",
                     s as u64,
@@ -87,6 +86,15 @@ impl<'a> Dfa<'a> {
                     transitions.len() as u64,
                 ));
             };
+            let k = k as usize;
+            if k >= n_shapes {
+                return Err(Error::range(
+                    "row shape of state",
+                    s as u64,
+                    k as u64,
+                    n_shapes as u64,
+                ));
+            }
             let targets = shapes[k * stride] as usize;
             let Some(ts) = transitions.get(row + 1..row + 1 + targets) else {
                 return Err(Error::range(
@@ -154,7 +162,7 @@ impl<'a> Dfa<'a> {
         let row = *t.get(state as usize)? as usize;
         let stride = shape::stride(self.n_classes);
         let at = (*t.get(row)? as usize).checked_mul(stride)?;
-        Some((row, self.shapes.get(at + 1..at + stride)?))
+        Some((row, self.shapes.get(at + 1..at.checked_add(stride)?)?))
     }
 
     /// The target of the row starting at `row` numbered `k` (0: dead).
