@@ -14,8 +14,7 @@
 //! class (a table small enough to stay in cache) and the target beside the
 //! shape index.
 
-use tooldec_runtime::codec::Rows;
-use tooldec_runtime::layout::shape;
+use tooldec_runtime::codec::{Row, Rows};
 
 use crate::automaton::dfa::{Dfa, Moves, DEAD};
 use crate::automaton::sparse::SparseDfa;
@@ -36,26 +35,6 @@ pub struct PackedDfa {
     pub accept: Vec<bool>,
     /// The start state.
     pub start: u32,
-}
-
-/// One state's row: its shape's byte per class and the targets they
-/// number (see `layout::shape`).
-#[derive(Clone, Copy)]
-pub struct Row<'a> {
-    shape: &'a [u8],
-    /// The shape word, then the targets.
-    targets: &'a [u32],
-}
-
-impl Row<'_> {
-    /// The target on class `c` ([`DEAD`] for none or out of range).
-    #[inline]
-    pub fn target(&self, c: usize) -> u32 {
-        match self.shape.get(c) {
-            Some(&k) if k != 0 => self.targets.get(k as usize).copied().unwrap_or(DEAD),
-            _ => DEAD,
-        }
-    }
 }
 
 impl PackedDfa {
@@ -138,29 +117,13 @@ impl PackedDfa {
     /// The row of `s` (no moves for a state out of range).
     #[inline]
     pub fn row(&self, s: u32) -> Row<'_> {
-        let words = &self.rows.transitions;
-        let stride = shape::stride(self.n_classes as u32);
-        let row = match words.get(s as usize) {
-            Some(&r) if (s as usize) < self.n_states() => r as usize,
-            _ => {
-                return Row {
-                    shape: &[],
-                    targets: &[],
-                }
-            }
-        };
-        let at = words[row] as usize * stride;
-        let n = self.rows.shapes[at] as usize;
-        Row {
-            shape: &self.rows.shapes[at + 1..at + stride],
-            targets: &words[row..row + 1 + n],
-        }
+        self.rows.row(self.n_classes as u32, self.n_states(), s)
     }
 
     /// The live moves of `s`, `(class, target)` in class order.
     pub fn moves(&self, s: u32) -> impl Iterator<Item = (usize, u32)> + '_ {
         let row = self.row(s);
-        (0..row.shape.len())
+        (0..row.classes())
             .map(move |c| (c, row.target(c)))
             .filter(|&(_, t)| t != DEAD)
     }

@@ -151,40 +151,24 @@ impl<'a> Dfa<'a> {
         Ok(dfa)
     }
 
-    /// The row of `state`: where it starts in TRANSITIONS and its shape's
-    /// bytes for the classes (`None` out of range).
+    /// The row of `state` (`None` out of range).
     #[inline]
-    fn row(&self, state: u32) -> Option<(usize, &'a [u8])> {
-        if state as usize >= self.states.len() {
-            return None;
-        }
-        let t = self.transitions;
-        let row = *t.get(state as usize)? as usize;
-        let stride = shape::stride(self.n_classes);
-        let at = (*t.get(row)? as usize).checked_mul(stride)?;
-        Some((row, self.shapes.get(at + 1..at.checked_add(stride)?)?))
-    }
-
-    /// The target of the row starting at `row` numbered `k` (0: dead).
-    #[inline]
-    fn target(&self, row: usize, k: u8) -> u32 {
-        if k == 0 {
-            return layout::DEAD_STATE;
-        }
-        self.transitions
-            .get(row + k as usize)
-            .copied()
-            .unwrap_or(layout::DEAD_STATE)
+    fn row(&self, state: u32) -> Option<Row<'a>> {
+        Row::of(
+            self.shapes,
+            self.transitions,
+            self.n_classes,
+            self.states.len(),
+            state,
+        )
     }
 
     /// The state reached from `state` on byte class `class` (0: dead, or
     /// out of range).
     #[inline]
     fn step(&self, state: u32, class: u32) -> u32 {
-        match self.row(state) {
-            Some((row, shape)) => self.target(row, shape.get(class as usize).copied().unwrap_or(0)),
-            None => layout::DEAD_STATE,
-        }
+        self.row(state)
+            .map_or(layout::DEAD_STATE, |r| r.target(class as usize))
     }
 
     /// The state reached from `state` on `byte` (0: dead, or out of range).
@@ -200,16 +184,15 @@ impl<'a> Dfa<'a> {
     #[inline]
     pub(crate) fn walk(&self, mut state: u32, bytes: &[u8]) -> Option<u32> {
         let classes: &[u8; 256] = self.classes.try_into().ok()?;
-        let (mut row, mut shape) = self.row(state)?;
+        let mut row = self.row(state)?;
         for &b in bytes {
-            let k = *shape.get(classes[b as usize] as usize)?;
-            let next = self.target(row, k);
+            let next = row.target(classes[b as usize] as usize);
             if next == layout::DEAD_STATE {
                 return None;
             }
             if next != state {
                 state = next;
-                (row, shape) = self.row(state)?;
+                row = self.row(state)?;
             }
         }
         Some(state)
@@ -251,6 +234,59 @@ impl<'a> Dfa<'a> {
         out.byte_parts(sec::BYTE_CLASSES, &[self.classes, self.shapes]);
         out.words(sec::TRANSITIONS, self.transitions);
         out.words(sec::STATES, self.states);
+    }
+}
+
+/// One state's row, as the runtime and the compiler read it: its shape's
+/// byte per class, and its words from the shape index on (so that target
+/// number `k` is word `k`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Row<'a> {
+    shape: &'a [u8],
+    words: &'a [u32],
+}
+
+impl<'a> Row<'a> {
+    /// The row of `state` among `n_states` in `transitions`, its shape in
+    /// `shapes` (`None` when anything is out of range).
+    #[inline]
+    pub fn of(
+        shapes: &'a [u8],
+        transitions: &'a [u32],
+        n_classes: u32,
+        n_states: usize,
+        state: u32,
+    ) -> Option<Row<'a>> {
+        if state as usize >= n_states {
+            return None;
+        }
+        let row = *transitions.get(state as usize)? as usize;
+        let stride = shape::stride(n_classes);
+        let at = (*transitions.get(row)? as usize).checked_mul(stride)?;
+        Some(Row {
+            shape: shapes.get(at + 1..at.checked_add(stride)?)?,
+            words: transitions.get(row..)?,
+        })
+    }
+
+    /// The state this row leads to on class `class` (dead for none, or out
+    /// of range).
+    #[inline]
+    pub fn target(&self, class: usize) -> u32 {
+        match self.shape.get(class) {
+            Some(&k) if k != 0 => self
+                .words
+                .get(k as usize)
+                .copied()
+                .unwrap_or(layout::DEAD_STATE),
+            _ => layout::DEAD_STATE,
+        }
+    }
+
+    /// The number of classes the row has a byte for.
+    #[inline]
+    pub fn classes(&self) -> usize {
+        self.shape.len()
     }
 }
 
@@ -355,8 +391,16 @@ impl Rows {
         })
     }
 
-    /// The machine these rows are, with `states` (for tests).
-    pub fn dfa<'a>(&'a self, classes: &'a [u8], n_classes: u32, states: &'a [u32]) -> Dfa<'a> {
+    /// The row of `state`, one of `n_states` over `n_classes` (empty out
+    /// of range).
+    #[inline]
+    pub fn row(&self, n_classes: u32, n_states: usize, state: u32) -> Row<'_> {
+        Row::of(&self.shapes, &self.transitions, n_classes, n_states, state).unwrap_or_default()
+    }
+
+    /// The machine these rows are, with `states`.
+    #[cfg(test)]
+    fn dfa<'a>(&'a self, classes: &'a [u8], n_classes: u32, states: &'a [u32]) -> Dfa<'a> {
         Dfa {
             classes,
             shapes: &self.shapes,

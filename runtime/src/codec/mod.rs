@@ -88,9 +88,9 @@ mod tokens;
 pub mod tools;
 
 pub use budget::Budget;
-pub use dfa::Dfa;
 #[cfg(feature = "std")]
 pub use dfa::Rows;
+pub use dfa::{Dfa, Row};
 pub use entries::Entries;
 pub use header::Header;
 pub use masks::Masks;
