@@ -159,6 +159,10 @@ fn semantic_errors_say_where() {
     let e = error("start = \"a\";");
     assert!(e.contains("no entry rule"), "{e}");
 
+    // Columns count characters, not bytes, on every line of the file.
+    let e = error("# \u{e9}t\u{e9}\nentry start = \"\u{e9}\u{fc}\" call;\n");
+    assert_eq!(e, "bad.tdg:2:20: unknown rule \"call\"");
+
     let e = error("entry start = a;\na = \"x\";\na = \"y\";");
     assert!(
         e.starts_with("bad.tdg:3:1: rule \"a\" is defined twice (first at line 2)"),

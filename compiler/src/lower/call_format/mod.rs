@@ -11,6 +11,7 @@ pub mod syntax;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
+use std::sync::OnceLock;
 
 use crate::automaton::expr::{self, Expr};
 use crate::automaton::region::Tag;
@@ -53,10 +54,10 @@ impl CallFormat {
     /// A shipped format by name, or a format file by path (anything with a
     /// `/` or a `.tdg` ending, or an existing file).
     pub fn load(name_or_path: &str) -> Result<CallFormat, Error> {
-        if let Some((name, file, text)) = SHIPPED.iter().find(|s| s.0 == name_or_path) {
+        if let Some(k) = SHIPPED.iter().position(|s| s.0 == name_or_path) {
             return Ok(CallFormat {
-                name: name.to_string(),
-                grammar: Rules::parse(file, text)?,
+                name: SHIPPED[k].0.to_string(),
+                grammar: shipped_rules(k)?,
             });
         }
         let path = Path::new(name_or_path);
@@ -192,6 +193,17 @@ impl Specials {
                 .collect(),
         )
     }
+}
+
+/// Shipped format `k`'s grammar, parsed the first time a process asks
+/// for it: bindings and engine adapters load the format by name for every
+/// request, and parsing (50-210 µs) would be most of the time a kept
+/// artifact takes to come back (tens of µs). A clone is 1-3 µs.
+fn shipped_rules(k: usize) -> Result<Rules, Error> {
+    static PARSED: OnceLock<Vec<OnceLock<Result<Rules, Error>>>> = OnceLock::new();
+    let parsed = PARSED.get_or_init(|| SHIPPED.iter().map(|_| OnceLock::new()).collect());
+    let (_, file, text) = SHIPPED[k];
+    parsed[k].get_or_init(|| Rules::parse(file, text)).clone()
 }
 
 /// Lowers `format` for these tools and this vocabulary; where the

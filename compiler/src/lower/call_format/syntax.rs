@@ -220,10 +220,11 @@ impl Rules {
         let mut pairs =
             TdgParser::parse(Rule_::file, text).map_err(|e| syntax_error(file, text, e))?;
         let top = pairs.next().expect("the file rule");
+        let src = Src::new(file, text);
         let mut rules = Vec::new();
         for p in top.into_inner() {
             if p.as_rule() == Rule_::rule {
-                rules.push(rule(file, p)?);
+                rules.push(rule(&src, p)?);
             }
         }
         let g = Rules {
@@ -609,13 +610,46 @@ pub fn quote(s: &str) -> String {
 use self::Rule as AstRule;
 use parser::Rule as Rule_;
 
-fn pos_of(p: &Pair<'_, Rule_>) -> Pos {
-    let (line, col) = p.as_span().start_pos().line_col();
-    Pos { line, col }
+/// The format file being parsed: its name, which messages show, and
+/// where its lines start. pest's `line_col` counts from the top of the
+/// text at every call, which made parsing quadratic (gpt-oss.tdg, 5 KB,
+/// took 1.2 ms, paid by every compile that named a format); a binary
+/// search over the line starts is not.
+struct Src<'t> {
+    name: &'t str,
+    text: &'t str,
+    /// Byte offset of each line's first byte; the first is 0.
+    lines: Vec<usize>,
 }
 
-fn rule(file: &str, p: Pair<'_, Rule_>) -> Result<AstRule, Error> {
-    let pos = pos_of(&p);
+impl<'t> Src<'t> {
+    fn new(name: &'t str, text: &'t str) -> Src<'t> {
+        let breaks = text.match_indices('\n').map(|(i, _)| i + 1);
+        Src {
+            name,
+            text,
+            lines: std::iter::once(0).chain(breaks).collect(),
+        }
+    }
+
+    /// Where `p` starts: 1-based line, and column in characters.
+    fn pos(&self, p: &Pair<'_, Rule_>) -> Pos {
+        let at = p.as_span().start();
+        let line = self.lines.partition_point(|&start| start <= at);
+        let start = self.lines[line - 1];
+        let col = self.text[start..at].chars().count() + 1;
+        Pos { line, col }
+    }
+}
+
+impl std::fmt::Display for Src<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+fn rule(file: &Src<'_>, p: Pair<'_, Rule_>) -> Result<AstRule, Error> {
+    let pos = file.pos(&p);
     let mut entry = false;
     let mut name = String::new();
     let mut body = None;
@@ -635,20 +669,20 @@ fn rule(file: &str, p: Pair<'_, Rule_>) -> Result<AstRule, Error> {
     })
 }
 
-fn alt(file: &str, p: Pair<'_, Rule_>) -> Result<Node, Error> {
+fn alt(file: &Src<'_>, p: Pair<'_, Rule_>) -> Result<Node, Error> {
     list(file, p, seq, Node::Alt)
 }
 
-fn seq(file: &str, p: Pair<'_, Rule_>) -> Result<Node, Error> {
+fn seq(file: &Src<'_>, p: Pair<'_, Rule_>) -> Result<Node, Error> {
     list(file, p, postfix, Node::Seq)
 }
 
 /// The children of `p` through `item`; one child stands alone, several are
 /// wrapped.
 fn list(
-    file: &str,
+    file: &Src<'_>,
     p: Pair<'_, Rule_>,
-    item: fn(&str, Pair<'_, Rule_>) -> Result<Node, Error>,
+    item: fn(&Src<'_>, Pair<'_, Rule_>) -> Result<Node, Error>,
     wrap: fn(Vec<Node>) -> Node,
 ) -> Result<Node, Error> {
     let mut v = Vec::new();
@@ -662,7 +696,7 @@ fn list(
     })
 }
 
-fn postfix(file: &str, p: Pair<'_, Rule_>) -> Result<Node, Error> {
+fn postfix(file: &Src<'_>, p: Pair<'_, Rule_>) -> Result<Node, Error> {
     let mut inner = p.into_inner();
     let mut node = atom(file, inner.next().expect("an atom"))?;
     for s in inner {
@@ -671,7 +705,7 @@ fn postfix(file: &str, p: Pair<'_, Rule_>) -> Result<Node, Error> {
             Rule_::star => (0, None),
             Rule_::plus => (1, None),
             _ => {
-                let pos = pos_of(&s);
+                let pos = file.pos(&s);
                 let mut nums = Vec::new();
                 let mut comma = false;
                 for q in s.into_inner() {
@@ -717,15 +751,15 @@ fn postfix(file: &str, p: Pair<'_, Rule_>) -> Result<Node, Error> {
     Ok(node)
 }
 
-fn at(file: &str, pos: Pos, msg: impl std::fmt::Display) -> Error {
+fn at(file: &Src<'_>, pos: Pos, msg: impl std::fmt::Display) -> Error {
     Error::new(
         ErrorKind::CallFormat,
         format!("{file}:{}:{}: {msg}", pos.line, pos.col),
     )
 }
 
-fn atom(file: &str, p: Pair<'_, Rule_>) -> Result<Node, Error> {
-    let pos = pos_of(&p);
+fn atom(file: &Src<'_>, p: Pair<'_, Rule_>) -> Result<Node, Error> {
+    let pos = file.pos(&p);
     Ok(match p.as_rule() {
         Rule_::string => Node::Lit(unescape(
             file,
@@ -800,7 +834,7 @@ fn atom(file: &str, p: Pair<'_, Rule_>) -> Result<Node, Error> {
 }
 
 /// `args_xml(OPEN, MID, CLOSE)` or `args_xml(OPEN, MID_STRING, MID_OTHER, CLOSE)`.
-fn xml(file: &str, pos: Pos, args: Vec<Node>) -> Result<Node, Error> {
+fn xml(file: &Src<'_>, pos: Pos, args: Vec<Node>) -> Result<Node, Error> {
     let mut it = args.into_iter();
     let x = match (it.next(), it.next(), it.next(), it.next(), it.next()) {
         (Some(open), Some(mid), Some(close), None, None) => Xml {
@@ -826,7 +860,7 @@ fn xml(file: &str, pos: Pos, args: Vec<Node>) -> Result<Node, Error> {
     Ok(Node::Xml(Box::new(x), pos))
 }
 
-fn unescape(file: &str, pos: Pos, s: &str) -> Result<String, Error> {
+fn unescape(file: &Src<'_>, pos: Pos, s: &str) -> Result<String, Error> {
     let mut out = String::new();
     let mut it = s.chars();
     while let Some(c) = it.next() {
