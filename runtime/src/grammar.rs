@@ -192,7 +192,7 @@ impl<'a> Grammar<'a> {
     /// Zeroes `out` and, if `allow`, sets the EOS bits.
     #[inline]
     pub(crate) fn fill_eos(&self, allow: bool, out: &mut [u32]) {
-        out.fill(0);
+        codec::set_words(out, 0);
         if allow {
             for &t in self.p.tokens.eos {
                 out[(t >> 5) as usize] |= 1 << (t & 31);
@@ -504,7 +504,7 @@ impl<'a> Grammar<'a> {
             return false;
         }
         let (out, rest) = out.split_at_mut(words);
-        rest.fill(0);
+        codec::set_words(rest, 0);
         self.p.masks.fill(id, self.p.tokens.count(), out);
         true
     }

@@ -13,15 +13,9 @@ pub fn crc32c(bytes: &[u8]) -> u32 {
 /// Continues a CRC-32C: `crc32c_update(crc32c(a), b) == crc32c(a ++ b)`.
 pub fn crc32c_update(crc: u32, bytes: &[u8]) -> u32 {
     #[cfg(target_arch = "x86_64")]
-    {
-        #[cfg(feature = "std")]
-        let hw = std::is_x86_feature_detected!("sse4.2");
-        #[cfg(not(feature = "std"))]
-        let hw = cfg!(target_feature = "sse4.2");
-        if hw {
-            // SAFETY: the CPU supports SSE 4.2 (checked just above).
-            return unsafe { sse42(crc, bytes) };
-        }
+    if super::cpu::sse42() {
+        // SAFETY: the CPU supports SSE 4.2 (checked just above).
+        return unsafe { sse42(crc, bytes) };
     }
     portable(crc, bytes)
 }

@@ -76,6 +76,7 @@
 //! further checks for memory safety. Validation is linear in the payload.
 
 mod budget;
+mod cpu;
 mod crc;
 mod dfa;
 mod entries;
@@ -93,6 +94,7 @@ pub use dfa::Rows;
 pub use dfa::{Dfa, Row};
 pub use entries::Entries;
 pub use header::Header;
+pub(crate) use masks::set_words;
 pub use masks::Masks;
 pub use tokens::Tokens;
 pub use tools::Tools;
