@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::automaton::region::{Region, Tag};
+use crate::automaton::region::{Labels, Region, Tag};
 use crate::lower::json::Whitespace;
 use crate::spec::ToolSet;
 use crate::vocab::Vocab;
@@ -215,20 +215,24 @@ impl Meta {
         serde_json::to_string(self).expect("META holds only strings, numbers and lists")
     }
 
-    /// Sets the region tree and each state's regions (`labels`, by state).
-    pub(crate) fn set_regions(&mut self, regions: &[Region], labels: &[Vec<u32>]) {
+    /// Sets the region tree and each state's regions: the distinct lists in
+    /// the order of the first state that has each, and runs of states with
+    /// the same list.
+    pub(crate) fn set_regions(&mut self, regions: &[Region], labels: &Labels) {
         self.regions = Some(regions.iter().map(RegionMeta::from).collect());
-        let mut ids: std::collections::HashMap<&[u32], usize> = std::collections::HashMap::new();
+        let (of, lists) = labels.parts();
+        let mut ids = vec![usize::MAX; lists.len()];
         let mut sets = Vec::new();
         let mut runs: Vec<(usize, usize)> = Vec::new();
-        for l in labels {
-            let set = *ids.entry(l.as_slice()).or_insert_with(|| {
-                sets.push(l.clone());
-                sets.len() - 1
-            });
+        for &k in of {
+            let id = &mut ids[k as usize];
+            if *id == usize::MAX {
+                *id = sets.len();
+                sets.push(lists[k as usize].clone());
+            }
             match runs.last_mut() {
-                Some((last, n)) if *last == set => *n += 1,
-                _ => runs.push((set, 1)),
+                Some((last, n)) if *last == *id => *n += 1,
+                _ => runs.push((*id, 1)),
             }
         }
         self.state_regions = Some(StateRegions { sets, runs });
@@ -634,7 +638,7 @@ mod tests {
         ];
         let labels = vec![vec![], vec![0], vec![0], vec![1, 2], vec![0]];
         let mut meta = Meta::default();
-        meta.set_regions(&regions, &labels);
+        meta.set_regions(&regions, &Labels::of_lists(&labels));
         let text = meta.to_json_string();
         assert!(text.ends_with(
             r#""regions":[{"kind":"format","parent":0},{"kind":"name","parent":0},{"kind":"value","name":"city","type":"string","parent":1}],"state_regions":{"sets":[[],[0],[1,2]],"runs":[[0,1],[1,2],[2,1],[1,1]]}}"#

@@ -16,6 +16,7 @@
 use std::collections::HashMap;
 
 use crate::automaton::nfa::Nfa;
+use crate::automaton::region::Labels;
 use crate::automaton::sparse::SparseDfa;
 use crate::automaton::subsets::{subsets, Sets, BATCH};
 use crate::error::Limit;
@@ -185,10 +186,7 @@ impl Dfa {
 
     /// [`Dfa::determinize`], with each state's regions: the sorted regions
     /// of its NFA states that read a byte (see [`crate::automaton::region`]).
-    pub fn determinize_labeled(
-        nfa: &Nfa,
-        max_states: usize,
-    ) -> Result<(Dfa, Vec<Vec<u32>>), Limit> {
+    pub fn determinize_labeled(nfa: &Nfa, max_states: usize) -> Result<(Dfa, Labels), Limit> {
         Dfa::subsets(nfa, max_states, true)
     }
 
@@ -199,13 +197,13 @@ impl Dfa {
         nfa: &Nfa,
         max_states: usize,
         threads: usize,
-    ) -> Result<(SparseDfa, Vec<Vec<u32>>, NameColors), Limit> {
+    ) -> Result<(SparseDfa, Labels, NameColors), Limit> {
         let (dfa, labels, sets) = subsets(nfa, max_states, true, threads)?;
         let colors = NameColors::of(nfa, &sets, parts(sets.len(), BATCH, threads));
         Ok((dfa, labels, colors))
     }
 
-    fn subsets(nfa: &Nfa, max_states: usize, labeled: bool) -> Result<(Dfa, Vec<Vec<u32>>), Limit> {
+    fn subsets(nfa: &Nfa, max_states: usize, labeled: bool) -> Result<(Dfa, Labels), Limit> {
         subsets(nfa, max_states, labeled, 1).map(|(d, l, _)| (d.to_dense(), l))
     }
 

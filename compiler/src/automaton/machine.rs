@@ -35,7 +35,7 @@ pub struct Machine {
     /// The region tree of the grammar (see [`region`]).
     pub regions: Vec<region::Region>,
     /// Each state's regions, sorted.
-    pub labels: Vec<Vec<u32>>,
+    pub labels: region::Labels,
     /// What a one-tool matcher needs: each state's tool-name colour (see
     /// [`dfa::NameColors`]); `None` when the grammar has no tool-name trie
     /// (a `tool { }` that does not write the name first, a schema alone).
@@ -129,7 +129,7 @@ pub struct Front {
     /// The DFA of the subset construction by its live moves, neither
     /// trimmed nor minimized.
     pub dfa: sparse::SparseDfa,
-    labels: Vec<Vec<u32>>,
+    labels: region::Labels,
     colors: dfa::NameColors,
     regions: Vec<region::Region>,
     /// Entry rule names; entry `k` starts where `[ENTRY_ESCAPE, k]` leads
@@ -351,7 +351,8 @@ impl Front {
             (dfa, new_of, None)
         };
         drop(sparse);
-        let labels = carry_labels(&labels, &new_of, dfa.n_states());
+        let skip = |m| m == dfa::UNREACHED || m == dfa::DEAD;
+        let labels = labels.carried(&new_of, dfa.n_states(), skip);
         done("minimize", t, &mut phases, progress);
         let entries = entries
             .iter()
@@ -428,20 +429,4 @@ impl Machine {
         }
         seen
     }
-}
-
-/// The labels of each minimized state: the union of the labels of the
-/// states it stands for (`new_of`: what each old state became).
-fn carry_labels(labels: &[Vec<u32>], new_of: &[u32], n: usize) -> Vec<Vec<u32>> {
-    let mut out: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for (l, &m) in labels.iter().zip(new_of) {
-        if m != dfa::UNREACHED && m != dfa::DEAD {
-            out[m as usize].extend_from_slice(l);
-        }
-    }
-    for l in &mut out {
-        l.sort_unstable();
-        l.dedup();
-    }
-    out
 }

@@ -79,6 +79,155 @@ impl Region {
     }
 }
 
+/// Each state's regions: a sorted list per state, each distinct list held
+/// once. At 10,000 distinct tools the 5.87 M states of the subset
+/// construction share 94,724 lists; a list apiece was 5.87 M
+/// allocations, and the end of determinization (the compile's peak then)
+/// took 1.80 GB instead of 1.50.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Labels {
+    /// The distinct lists, in the order of the first state that has each.
+    sets: Vec<Vec<u32>>,
+    /// Each state's list, as an index into `sets`.
+    of: Vec<u32>,
+}
+
+impl Labels {
+    /// The labels of states that have these lists, in state order.
+    pub fn of_lists<L: AsRef<[u32]>>(lists: impl IntoIterator<Item = L>) -> Labels {
+        let mut b = LabelsBuilder::default();
+        for l in lists {
+            b.push(l.as_ref());
+        }
+        b.finish()
+    }
+
+    /// Parts labelled on their own, consecutive states each, as one.
+    pub fn concat(parts: Vec<Labels>) -> Labels {
+        let mut parts = parts.into_iter();
+        let Some(mut b) = parts.next().map(LabelsBuilder::from) else {
+            return Labels::default();
+        };
+        for part in parts {
+            // A part's lists are in its own first-use order, so taking them
+            // in turn keeps the whole in first-use order too.
+            let ids: Vec<u32> = part.sets.iter().map(|l| b.intern(l)).collect();
+            b.labels.of.extend(part.of.iter().map(|&k| ids[k as usize]));
+        }
+        b.finish()
+    }
+
+    /// The number of states labelled.
+    pub fn len(&self) -> usize {
+        self.of.len()
+    }
+
+    /// Whether no state is labelled.
+    pub fn is_empty(&self) -> bool {
+        self.of.is_empty()
+    }
+
+    /// State `s`'s regions, sorted.
+    pub fn get(&self, s: usize) -> &[u32] {
+        &self.sets[self.of[s] as usize]
+    }
+
+    /// Each state's list index, and the distinct lists they index.
+    pub fn parts(&self) -> (&[u32], &[Vec<u32>]) {
+        (&self.of, &self.sets)
+    }
+
+    /// Each state's regions, in state order.
+    pub fn iter(&self) -> impl Iterator<Item = &[u32]> + '_ {
+        self.of.iter().map(|&k| self.sets[k as usize].as_slice())
+    }
+
+    /// The labels of the states a renumbering makes: state `m`'s regions
+    /// are the union of those of the states `s` with `new_of[s] == m`
+    /// (`skip` marks the states it drops). Most new states stand for old
+    /// states of one list, which is taken whole; only the rest are joined.
+    pub fn carried(&self, new_of: &[u32], n: usize, skip: impl Fn(u32) -> bool) -> Labels {
+        const NONE: u32 = u32::MAX;
+        const MIXED: u32 = u32::MAX - 1;
+        let mut one = vec![NONE; n];
+        let mut mixed: Vec<(u32, u32)> = Vec::new();
+        for (&k, &m) in self.of.iter().zip(new_of) {
+            if skip(m) {
+                continue;
+            }
+            let slot = &mut one[m as usize];
+            match *slot {
+                NONE => *slot = k,
+                x if x == k => {}
+                MIXED => mixed.push((m, k)),
+                x => {
+                    mixed.extend([(m, x), (m, k)]);
+                    *slot = MIXED;
+                }
+            }
+        }
+        mixed.sort_unstable();
+        mixed.dedup();
+        let mut b = LabelsBuilder::default();
+        let mut union = Vec::new();
+        let mut at = 0;
+        for (m, &k) in one.iter().enumerate() {
+            match k {
+                NONE => b.push(&[]),
+                MIXED => {
+                    union.clear();
+                    while at < mixed.len() && mixed[at].0 as usize == m {
+                        union.extend_from_slice(&self.sets[mixed[at].1 as usize]);
+                        at += 1;
+                    }
+                    union.sort_unstable();
+                    union.dedup();
+                    b.push(&union);
+                }
+                k => b.push(&self.sets[k as usize]),
+            }
+        }
+        b.finish()
+    }
+}
+
+/// Builds [`Labels`] one state at a time.
+#[derive(Debug, Default)]
+pub struct LabelsBuilder {
+    labels: Labels,
+    ids: std::collections::HashMap<Vec<u32>, u32>,
+}
+
+impl From<Labels> for LabelsBuilder {
+    fn from(labels: Labels) -> LabelsBuilder {
+        let ids = (labels.sets.iter().cloned()).zip(0u32..).collect();
+        LabelsBuilder { labels, ids }
+    }
+}
+
+impl LabelsBuilder {
+    /// The next state's regions, sorted.
+    pub fn push(&mut self, l: &[u32]) {
+        let k = self.intern(l);
+        self.labels.of.push(k);
+    }
+
+    fn intern(&mut self, l: &[u32]) -> u32 {
+        if let Some(&k) = self.ids.get(l) {
+            return k;
+        }
+        let k = self.labels.sets.len() as u32;
+        self.labels.sets.push(l.to_vec());
+        self.ids.insert(l.to_vec(), k);
+        k
+    }
+
+    /// The labels pushed.
+    pub fn finish(self) -> Labels {
+        self.labels
+    }
+}
+
 /// Where region `r` is, outermost first, for a message: "the arguments
 /// of tool "get_weather" > the value of "city" (string)". `tool` names a
 /// tool by its index.
@@ -141,4 +290,78 @@ pub fn schema_type(schemas: &[&Value]) -> String {
         }
     }
     String::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Labels;
+
+    /// A few hundred states' lists drawn from a handful of distinct ones
+    /// (a linear congruential sequence: no test depends on its quality).
+    fn lists(n: usize, seed: u64) -> Vec<Vec<u32>> {
+        let pool: [&[u32]; 6] = [&[], &[0], &[0, 3], &[1], &[2, 5, 7], &[3]];
+        let mut x = seed;
+        (0..n)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                pool[(x >> 33) as usize % pool.len()].to_vec()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn lists_are_held_once_in_first_use_order() {
+        let all = lists(300, 7);
+        let l = Labels::of_lists(&all);
+        assert_eq!(l.len(), all.len());
+        assert!(l.iter().eq(all.iter().map(Vec::as_slice)));
+        let (of, sets) = l.parts();
+        assert!(sets.len() <= 6);
+        // The first state with each list names it before any later one.
+        let mut next = 0;
+        for &k in of {
+            assert!(k <= next, "list {k} used before list {next}");
+            next = next.max(k + 1);
+        }
+    }
+
+    #[test]
+    fn parts_join_as_the_whole() {
+        let all = lists(257, 11);
+        let whole = Labels::of_lists(&all);
+        for cut in [vec![0, 257], vec![0, 1, 257], vec![0, 100, 101, 200, 257]] {
+            let parts = cut
+                .windows(2)
+                .map(|w| Labels::of_lists(&all[w[0]..w[1]]))
+                .collect();
+            assert_eq!(Labels::concat(parts), whole, "cut at {cut:?}");
+        }
+        assert_eq!(Labels::concat(Vec::new()), Labels::default());
+    }
+
+    #[test]
+    fn carried_labels_are_the_unions_of_what_each_state_stands_for() {
+        let all = lists(400, 3);
+        let l = Labels::of_lists(&all);
+        // 40 new states; old state s goes to s % 37 (some share one list,
+        // most mix several), every tenth is dropped, and 37..40 get none.
+        const DROP: u32 = u32::MAX;
+        let new_of: Vec<u32> = (0..400u32)
+            .map(|s| if s % 10 == 9 { DROP } else { s % 37 })
+            .collect();
+        let carried = l.carried(&new_of, 40, |m| m == DROP);
+        let mut want = vec![Vec::new(); 40];
+        for (s, &m) in new_of.iter().enumerate() {
+            if m != DROP {
+                want[m as usize].extend_from_slice(&all[s]);
+            }
+        }
+        for w in &mut want {
+            w.sort_unstable();
+            w.dedup();
+        }
+        assert_eq!(carried, Labels::of_lists(&want));
+    }
 }

@@ -3,6 +3,7 @@
 
 use crate::automaton::dfa::{byte_classes, DEAD};
 use crate::automaton::nfa::Nfa;
+use crate::automaton::region::{Labels, LabelsBuilder};
 use crate::automaton::sparse::SparseDfa;
 use crate::error::Limit;
 use crate::parallel::{in_parts, parts};
@@ -361,7 +362,7 @@ pub(crate) fn subsets(
     max_states: usize,
     labeled: bool,
     threads: usize,
-) -> Result<(SparseDfa, Vec<Vec<u32>>, Sets), Limit> {
+) -> Result<(SparseDfa, Labels, Sets), Limit> {
     let (classes, n_classes) = byte_classes(nfa);
     let threads = threads.clamp(1, 64);
     // One thread's space; the others' once a batch is large enough.
@@ -481,23 +482,27 @@ pub(crate) fn subsets(
                 }
             })
             .collect();
-        let label = |id: usize| {
-            let mut l: Vec<u32> = sets
-                .get(id as u32)
-                .iter()
-                .map(|&s| reads[s as usize])
-                .filter(|&r| r != u32::MAX)
-                .collect();
-            l.sort_unstable();
-            l.dedup();
-            l
+        let label = |ids: std::ops::Range<usize>| {
+            let mut b = LabelsBuilder::default();
+            let mut l = Vec::new();
+            for id in ids {
+                l.clear();
+                let regions = sets.get(id as u32).iter().map(|&s| reads[s as usize]);
+                l.extend(regions.filter(|&r| r != u32::MAX));
+                l.sort_unstable();
+                l.dedup();
+                b.push(&l);
+            }
+            vec![b.finish()]
         };
-        // Millions of small lists at 10,000 tools: the threads share them.
-        in_parts(sets.len(), parts(sets.len(), BATCH, threads), |ids| {
-            ids.map(label).collect()
-        })
+        // Millions of states at 10,000 tools: the threads share them.
+        Labels::concat(in_parts(
+            sets.len(),
+            parts(sets.len(), BATCH, threads),
+            label,
+        ))
     } else {
-        Vec::new()
+        Labels::default()
     };
     Ok((dfa, labels, sets))
 }
