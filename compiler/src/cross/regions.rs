@@ -242,17 +242,25 @@ impl Regions {
     /// [`Rows`]: a built DFA's, or a lazy DFA's.
     pub fn key_in(&self, dfa: &mut impl Rows, s: u32) -> Option<(Vec<u32>, Vec<u32>)> {
         let mut k = KeyScratch::default();
-        let states = self.key_into(dfa, s, &mut k)?;
-        Some((k.key, states))
+        let mut states = Vec::new();
+        self.key_into(dfa, s, &mut k, &mut states)
+            .then_some((k.key, states))
     }
 
-    /// [`Regions::key_in`] with the key left in `k.key`, and every other
-    /// buffer reused from one call to the next: a key per state with a
-    /// region (70,745 at 1,000 tools) spent a third of its time growing
-    /// fresh vectors.
-    fn key_into(&self, dfa: &mut impl Rows, s: u32, k: &mut KeyScratch) -> Option<Vec<u32>> {
+    /// [`Regions::key_in`] with the key left in `k.key` and the states
+    /// appended to `states`, and every other buffer reused from one call to
+    /// the next: a key per state with a region (70,745 at 1,000 tools)
+    /// spent a third of its time growing fresh vectors. False (nothing
+    /// appended) when `s` has no region.
+    fn key_into(
+        &self,
+        dfa: &mut impl Rows,
+        s: u32,
+        k: &mut KeyScratch,
+        states: &mut Vec<u32>,
+    ) -> bool {
         if !self.region(dfa, s, k) {
-            return None;
+            return false;
         }
         let KeyScratch {
             runs, members, key, ..
@@ -265,10 +273,11 @@ impl Regions {
         }
         let mut local = StateIndex::default();
         local.insert(s, 0);
-        let mut states = Vec::with_capacity(members.len());
+        // This key's states are `states[first..]`, numbered from 0.
+        let first = states.len();
         states.push(s);
         key.clear();
-        let mut i = 0;
+        let mut i = first;
         while i < states.len() {
             // Runs in byte order, so states are numbered in byte order,
             // whatever the classes' numbering.
@@ -282,9 +291,10 @@ impl Regions {
                 } else if let Some(j) = local.get(t) {
                     j
                 } else if inside.get(t).is_some() {
-                    local.insert(t, states.len() as u32);
+                    let j = (states.len() - first) as u32;
+                    local.insert(t, j);
                     states.push(t);
-                    states.len() as u32 - 1
+                    j
                 } else {
                     CODE_EXIT
                 };
@@ -296,7 +306,7 @@ impl Regions {
             }
             i += 1;
         }
-        Some(states)
+        true
     }
 }
 
@@ -352,10 +362,16 @@ impl StateIndex {
 
 /// Per state with a region, its inside walk and the region's states in the
 /// walk's local order: looked up once per compile, then read by every pass.
+/// The states' lists are held end to end in one vector: a vector apiece
+/// was millions of allocations at 10,000 tools.
 pub struct Walks {
     /// Per state an index into `list`, `u32::MAX` when it has no region.
     of: Vec<u32>,
-    list: Vec<(Arc<Inside>, Vec<u32>)>,
+    /// The walk, and where its region's states end in `states` (they
+    /// start where the previous entry's end; [`MAX_REGION_STATES`] per
+    /// served state, and at most 2^24 states, fit a `u32`).
+    list: Vec<(Arc<Inside>, u32)>,
+    states: Vec<u32>,
     /// The states' byte runs, which the regions were found with: a walk
     /// outside any region starts from its state's live bytes alone.
     runs: Option<Regions>,
@@ -379,6 +395,8 @@ impl Walks {
         let roots: Vec<u32> = (1..dfa.n_states() as u32)
             .filter(|&s| served[s as usize])
             .collect();
+        // Per block, each root's walk and its states' count, and the
+        // states end to end.
         let (blocks, _) = super::par_blocks(
             roots.len(),
             threads,
@@ -386,26 +404,38 @@ impl Walks {
             KeyScratch::default,
             |range, k| {
                 let mut built = Built { regions: &regions };
-                range
+                let mut states = Vec::new();
+                let walks = range
                     .map(|i| {
-                        let states = regions.key_into(&mut built, roots[i], k)?;
-                        Some((cache.inside(&k.key, trie), states))
+                        let before = states.len();
+                        regions
+                            .key_into(&mut built, roots[i], k, &mut states)
+                            .then(|| (cache.inside(&k.key, trie), states.len() - before))
                     })
-                    .collect::<Vec<_>>()
+                    .collect::<Vec<_>>();
+                (walks, states)
             },
         )?;
         let mut of = vec![u32::MAX; dfa.n_states()];
         let mut list = Vec::new();
-        let walks = blocks.into_iter().flat_map(|(_, part)| part);
-        for (&s, w) in roots.iter().zip(walks) {
-            if let Some(w) = w {
-                of[s as usize] = list.len() as u32;
-                list.push(w);
+        let mut states = Vec::new();
+        let mut roots = roots.iter();
+        for (_, (walks, part)) in blocks {
+            states.extend_from_slice(&part);
+            // The block's walks first: zip asks its first side first, and
+            // a root taken after the block's last walk would be lost.
+            for (w, &s) in walks.into_iter().zip(roots.by_ref()) {
+                if let Some((inside, n)) = w {
+                    let start = list.last().map_or(0, |w: &(Arc<Inside>, u32)| w.1);
+                    of[s as usize] = list.len() as u32;
+                    list.push((inside, start + n as u32));
+                }
             }
         }
         Ok(Walks {
             of,
             list,
+            states,
             runs: Some(regions),
         })
     }
@@ -415,6 +445,7 @@ impl Walks {
         Walks {
             of: vec![u32::MAX; n_states],
             list: Vec::new(),
+            states: Vec::new(),
             runs: None,
         }
     }
@@ -427,9 +458,10 @@ impl Walks {
 
     /// The inside walk from `s` and its region's states, if it has one.
     pub fn get(&self, s: u32) -> Option<(&Inside, &[u32])> {
-        let i = *self.of.get(s as usize)?;
-        let (inside, states) = self.list.get(i as usize)?;
-        Some((inside, states))
+        let i = *self.of.get(s as usize)? as usize;
+        let (inside, end) = self.list.get(i)?;
+        let start = i.checked_sub(1).map_or(0, |p| self.list[p].1);
+        Some((inside, &self.states[start as usize..*end as usize]))
     }
 }
 
