@@ -545,8 +545,13 @@ impl<'a> Cross<'a> {
     /// Pass 2: per state the fewest tokens to acceptance, by a backward
     /// breadth-first search from the accepting states.
     fn distances(&self, succ: &Successors) -> Vec<u32> {
+        self.distances_over(|s| succ.of(s))
+    }
+
+    /// [`Cross::distances`] over the edges `of` gives each state.
+    fn distances_over<'e>(&self, of: impl Fn(usize) -> &'e [u32]) -> Vec<u32> {
         let n = self.dfa.n_states();
-        let (rev_index, rev) = reverse(n, succ);
+        let (rev_index, rev) = reverse(n, of);
         let mut distance = vec![NO_DISTANCE; n];
         let mut queue = std::collections::VecDeque::new();
         for (s, d) in distance.iter_mut().enumerate().skip(1) {
@@ -764,10 +769,10 @@ fn group_by<V: Copy + Default>(
 
 /// The token edges reversed: `n + 1` offsets into the list of each state's
 /// predecessors.
-fn reverse(n: usize, succ: &Successors) -> (Vec<u32>, Vec<u32>) {
+fn reverse<'e>(n: usize, of: impl Fn(usize) -> &'e [u32]) -> (Vec<u32>, Vec<u32>) {
     group_by(
         n,
-        (0..n).flat_map(|s| succ.of(s).iter().map(move |&t| (t, s as u32))),
+        (0..n).flat_map(|s| of(s).iter().map(move |&t| (t, s as u32))),
     )
 }
 
@@ -927,45 +932,31 @@ impl Cross<'_> {
                 out
             },
         )?;
-        let mut edges: Vec<Option<ToolEdges>> = (0..n).map(|_| None).collect();
-        {
-            let mut it = candidates.iter();
-            for (_, part) in blocks {
-                for e in part {
-                    let s = *it.next().expect("one result per candidate");
-                    edges[s as usize] = Some(e);
-                }
-            }
+        // The candidates' edges in candidate order, and per state its
+        // index there (a slot per state was 48 bytes, 132 MB at 10,000
+        // distinct tools, for the few states that are candidates).
+        let edges: Vec<ToolEdges> = blocks.into_iter().flat_map(|(_, part)| part).collect();
+        debug_assert_eq!(edges.len(), candidates.len(), "one result per candidate");
+        let mut edge_of = vec![u32::MAX; n];
+        for (i, &s) in candidates.iter().enumerate() {
+            edge_of[s as usize] = i as u32;
         }
         let free_of = |s: usize| -> &[u32] {
-            match &edges[s] {
+            match edges.get(edge_of[s] as usize) {
                 Some(e) => &e.free,
                 None => succ.of(s),
             }
         };
         let checked_of = |s: usize| -> &[(u32, u32, u32)] {
-            match &edges[s] {
+            match edges.get(edge_of[s] as usize) {
                 Some(e) => &e.checked,
                 None => &[],
             }
         };
 
-        // Distances over the edges every tool may take.
-        let free_succ = {
-            let mut index = vec![0u32];
-            let mut list = Vec::new();
-            for s in 0..n {
-                list.extend_from_slice(free_of(s));
-                index.push(list.len() as u32);
-            }
-            Successors {
-                index,
-                list,
-                touches: Vec::new(),
-            }
-        };
-        let dist0 = self.distances(&free_succ);
-        drop(free_succ);
+        // Distances over the edges every tool may take, read in place (a
+        // copy of every state's list was another 132 MB there).
+        let dist0 = self.distances_over(free_of);
         let row_of: Vec<bool> = (0..n)
             .map(|s| distance[s] != NO_DISTANCE && dist0[s] != distance[s])
             .collect();
