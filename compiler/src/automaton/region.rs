@@ -127,11 +127,6 @@ impl Labels {
         self.of.is_empty()
     }
 
-    /// State `s`'s regions, sorted.
-    pub fn get(&self, s: usize) -> &[u32] {
-        &self.sets[self.of[s] as usize]
-    }
-
     /// Each state's list index, and the distinct lists they index.
     pub fn parts(&self) -> (&[u32], &[Vec<u32>]) {
         (&self.of, &self.sets)
@@ -193,7 +188,7 @@ impl Labels {
 
 /// Builds [`Labels`] one state at a time.
 #[derive(Debug, Default)]
-pub struct LabelsBuilder {
+pub(crate) struct LabelsBuilder {
     labels: Labels,
     ids: std::collections::HashMap<Vec<u32>, u32>,
 }

@@ -933,8 +933,8 @@ impl Cross<'_> {
             },
         )?;
         // The candidates' edges in candidate order, and per state its
-        // index there (a slot per state was 48 bytes, 132 MB at 10,000
-        // distinct tools, for the few states that are candidates).
+        // index there (an optional list per state was 48 bytes, 132 MB at
+        // 10,000 distinct tools, where only the candidates have one).
         let edges: Vec<ToolEdges> = blocks.into_iter().flat_map(|(_, part)| part).collect();
         debug_assert_eq!(edges.len(), candidates.len(), "one result per candidate");
         let mut edge_of = vec![u32::MAX; n];
