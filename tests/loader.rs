@@ -535,3 +535,41 @@ fn crc32c_is_the_castagnoli_crc() {
         }
     }
 }
+
+/// A payload of at least 4 MiB has its checksum computed on a second
+/// thread beside the structural checks (`codec::read`); the verdict must
+/// be the one-after-the-other order's: a changed byte anywhere is the
+/// checksum's error, even where the structural checks trip on it too, and
+/// an intact payload loads.
+#[test]
+fn a_large_payload_is_judged_by_its_checksum_first() {
+    let tools: Vec<serde_json::Value> = (0..400)
+        .map(|i| {
+            serde_json::json!({"type": "function", "function": {
+                "name": format!("tool_{i}_lookup"),
+                "parameters": {"type": "object", "properties": {
+                    format!("query_{i}"): {"type": "string"},
+                    "limit": {"type": "integer"},
+                    "mode": {"enum": [format!("fast_{i}"), "slow"]}},
+                    "required": [format!("query_{i}")]}}})
+        })
+        .collect();
+    let text = serde_json::to_string(&tools).unwrap();
+    let set = spec::parse("large.json", &text).unwrap();
+    let vocab = Vocab::builtin_gpt2().unwrap();
+    let opts = Options {
+        zstd_level: None,
+        ..Options::default()
+    };
+    let p = compile(&set, &vocab, &opts, &mut |_| {}).unwrap().artifact;
+    assert!(p.len() >= 4 << 20, "{} bytes: below the threshold", p.len());
+    let mut words = aligned(&p);
+    Grammar::from_bytes(view(&words, p.len())).unwrap();
+    // Row starts, masks, distances, the tools' table: each section.
+    for pos in (HEADER_WORDS * 4 + 200..p.len()).step_by(p.len() / 23) {
+        words[pos / 4] ^= 0x80 << (8 * (pos % 4));
+        let err = Grammar::from_bytes(view(&words, p.len())).unwrap_err();
+        assert!(err.is_corrupt(), "byte {pos}: {err}");
+        words[pos / 4] ^= 0x80 << (8 * (pos % 4));
+    }
+}

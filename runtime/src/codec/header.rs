@@ -115,9 +115,11 @@ pub(crate) fn as_words(bytes: &[u8]) -> Result<&[u32], Error> {
     Ok(unsafe { core::slice::from_raw_parts(bytes.as_ptr().cast::<u32>(), bytes.len() / 4) })
 }
 
-/// Reads and checks the header, in the order the codec's documentation
-/// gives (up to the section table).
-pub(crate) fn read(bytes: &[u8]) -> Result<(Header, Counts), Error> {
+/// Checks the header up to the payload checksum, in the order the codec's
+/// documentation gives: everything that must hold before the checksum can
+/// be computed over the right bytes. The checksum ([`check_checksum`])
+/// and the counts ([`read_counts`]) come next.
+pub(crate) fn check_frame(bytes: &[u8]) -> Result<&[u32], Error> {
     if bytes.len() >= 4
         && (bytes[..4] == ZSTD_MAGIC || bytes[..4] == layout::envelope::MAGIC.to_le_bytes())
     {
@@ -137,7 +139,12 @@ pub(crate) fn read(bytes: &[u8]) -> Result<(Header, Counts), Error> {
         return Err(Error::new(ErrorKind::Endianness));
     }
     check_version(bytes, words)?;
-    check_length_and_checksum(bytes, words)?;
+    check_length(bytes, words)?;
+    Ok(words)
+}
+
+/// The header's counts and section count (after [`check_frame`]).
+pub(crate) fn read_counts(words: &[u32]) -> Result<(Header, Counts), Error> {
     let (header, counts) = counts(words)?;
     let n = words[hdr::N_SECTIONS] as usize;
     if !(MIN_SECTION_COUNT..=SECTION_COUNT).contains(&n) {
@@ -165,9 +172,8 @@ fn check_version(bytes: &[u8], words: &[u32]) -> Result<(), Error> {
     Err(Error::new(ErrorKind::Version { found }))
 }
 
-/// The declared length against the buffer, then the payload checksum:
-/// before anything else the header says is trusted.
-fn check_length_and_checksum(bytes: &[u8], words: &[u32]) -> Result<(), Error> {
+/// The declared length against the buffer.
+fn check_length(bytes: &[u8], words: &[u32]) -> Result<(), Error> {
     let total = words[hdr::TOTAL_BYTES] as usize;
     if total > bytes.len() {
         return Err(Error::short("payload", total, bytes.len()));
@@ -179,6 +185,11 @@ fn check_length_and_checksum(bytes: &[u8], words: &[u32]) -> Result<(), Error> {
             bytes.len() as u64,
         ));
     }
+    Ok(())
+}
+
+/// The payload checksum against the header's (after [`check_frame`]).
+pub(crate) fn check_checksum(bytes: &[u8], words: &[u32]) -> Result<(), Error> {
     let computed = payload_checksum(bytes);
     if computed != words[hdr::CHECKSUM] {
         return Err(Error::new(ErrorKind::Corrupt {
