@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use regex_syntax::utf8::Utf8Sequences;
 use smallvec::SmallVec;
 
+use crate::automaton::dfa::WordMap;
 use crate::automaton::expr::Expr;
 use crate::automaton::region::{Region, Tag, FORMAT};
 use crate::error::Limit;
@@ -69,6 +70,31 @@ impl AsRef<Nfa> for Nfa {
     }
 }
 
+/// [`Builder::pure`]'s key: a hash of a state's region and moves, a
+/// multiply per word (lengths apart, so that the two lists cannot run
+/// into each other).
+fn pure_key(region: u32, eps: &[u32], ranges: &[(u8, u8, u32)]) -> u64 {
+    let mix = |h: u64, w: u64| (h.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    let mut h = mix(
+        region as u64,
+        (eps.len() as u64) << 32 | ranges.len() as u64,
+    );
+    for &e in eps {
+        h = mix(h, e as u64);
+    }
+    for &(lo, hi, to) in ranges {
+        h = mix(h, (lo as u64) << 40 | (hi as u64) << 32 | to as u64);
+    }
+    h
+}
+
+/// The most states [`Builder::pure`] remembers; it forgets them all when
+/// full. Equal suffixes are built close together (a character class, a
+/// string body, one value's alternatives), so a table that stays in the
+/// caches finds nearly all of them; one over every state of a large
+/// grammar doubled the lowering's time with cache misses.
+const PURE_TABLE: usize = 1 << 16;
+
 /// What one state holds, its short move lists included: the NFA's
 /// account against a compile's memory budget.
 pub const STATE_BYTES: usize = std::mem::size_of::<NState>() + 8;
@@ -84,6 +110,7 @@ pub fn build(expr: &Expr, max_states: usize) -> Result<Nfa, Limit> {
         region_ids: HashMap::new(),
         region: FORMAT,
         names: Vec::new(),
+        pure: WordMap::default(),
     };
     let accept = b.add()?;
     let start = b.compile(expr, accept)?;
@@ -108,6 +135,9 @@ struct Builder {
     /// The region states are being built in.
     region: u32,
     names: Vec<NameNode>,
+    /// The states built by [`Builder::pure`], by the hash of their moves
+    /// and region.
+    pure: WordMap<u64, u32>,
 }
 
 impl Builder {
@@ -126,14 +156,43 @@ impl Builder {
     }
 
     fn add_range(&mut self, lo: u8, hi: u8, next: u32) -> Result<u32, Limit> {
-        let s = self.add()?;
-        self.states[s as usize].ranges.push((lo, hi, next));
-        Ok(s)
+        self.pure(SmallVec::new(), smallvec::smallvec![(lo, hi, next)])
     }
 
     fn add_eps(&mut self, targets: Vec<u32>) -> Result<u32, Limit> {
+        self.pure(targets.into(), SmallVec::new())
+    }
+
+    /// A state with exactly these moves in the current region: the one
+    /// built before with the same moves and region if there is one, else a
+    /// new one. Built right to left, equal states are equal suffixes
+    /// (the endings of a character class's UTF-8 sequences, the last hex
+    /// digits of a string's `\u` escapes, the end of a literal); built
+    /// apart, the subset construction made a DFA state per copy of what is
+    /// one state of the minimal DFA. Sharing them changes no language: a
+    /// state made here is never changed afterwards (the states that are,
+    /// a loop's head, a trie's nodes and an automaton's states, come from
+    /// [`Builder::add`]). A hash collision only builds a state apart.
+    fn pure(
+        &mut self,
+        eps: SmallVec<[u32; 4]>,
+        ranges: SmallVec<[(u8, u8, u32); 2]>,
+    ) -> Result<u32, Limit> {
+        let key = pure_key(self.region, &eps, &ranges);
+        if let Some(&s) = self.pure.get(&key) {
+            let st = &self.states[s as usize];
+            if st.region == self.region && st.eps == eps && st.ranges == ranges {
+                return Ok(s);
+            }
+        }
         let s = self.add()?;
-        self.states[s as usize].eps = targets.into();
+        let st = &mut self.states[s as usize];
+        st.eps = eps;
+        st.ranges = ranges;
+        if self.pure.len() >= PURE_TABLE {
+            self.pure.clear();
+        }
+        self.pure.entry(key).or_insert(s);
         Ok(s)
     }
 
@@ -147,12 +206,10 @@ impl Builder {
                 }
                 Ok(s)
             }
-            Expr::ByteClass(ranges) => {
-                let s = self.add()?;
-                self.states[s as usize].ranges =
-                    ranges.iter().map(|&(lo, hi)| (lo, hi, next)).collect();
-                Ok(s)
-            }
+            Expr::ByteClass(ranges) => self.pure(
+                SmallVec::new(),
+                ranges.iter().map(|&(lo, hi)| (lo, hi, next)).collect(),
+            ),
             Expr::CharClass(ranges) => {
                 let mut entries = Vec::new();
                 for &(lo, hi) in ranges {
@@ -296,5 +353,49 @@ impl Builder {
                 Ok(s)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::automaton::dfa::Dfa;
+
+    /// The states of the subset construction of `e`, and of its minimal DFA.
+    fn sizes(e: &Expr) -> (usize, usize) {
+        let nfa = build(e, 1 << 20).unwrap();
+        let mut dfa = Dfa::determinize(&nfa, 1 << 20).unwrap();
+        let n = dfa.n_states();
+        dfa.minimize().unwrap();
+        (n, dfa.n_states())
+    }
+
+    /// Equal suffixes are built once (`Builder::pure`), so a JSON string,
+    /// with its UTF-8 sequences and its `\u` escapes and surrogate pairs,
+    /// determinizes to its minimal DFA. Built apart, each sequence's
+    /// ending made DFA states of its own (38 states for 23).
+    #[test]
+    fn a_json_string_determinizes_to_its_minimal_dfa() {
+        let (dfa, min) = sizes(&crate::lower::json::json_string());
+        assert_eq!(dfa, min);
+    }
+
+    /// States in different regions are never shared: the same suffix
+    /// tagged two ways is built twice.
+    #[test]
+    fn equal_suffixes_in_two_regions_are_built_apart() {
+        let key = |name: &str| Tag::Key { name: name.into() };
+        let e = Expr::alt([
+            Expr::Tag(std::rc::Rc::new(key("a")), Box::new(Expr::lit("xyz"))),
+            Expr::Tag(std::rc::Rc::new(key("b")), Box::new(Expr::lit("xyz"))),
+        ]);
+        let nfa = build(&e, 1 << 10).unwrap();
+        let ranges = nfa.states.iter().filter(|s| !s.ranges.is_empty()).count();
+        assert_eq!(ranges, 6);
+        let one = build(&Expr::alt([Expr::lit("xyz"), Expr::lit("xyz")]), 1 << 10).unwrap();
+        assert_eq!(
+            one.states.iter().filter(|s| !s.ranges.is_empty()).count(),
+            3
+        );
     }
 }
