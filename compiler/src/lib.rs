@@ -41,6 +41,7 @@ pub mod automaton;
 mod compiler;
 mod cross;
 pub mod error;
+mod heap;
 pub mod limits;
 pub mod lower;
 mod parallel;
@@ -323,6 +324,10 @@ fn compile_machine(
         tooldec_runtime::layout::mask_words(mask_width),
         threads,
     )?;
+    // The crossing's walks, byte runs and token edges (hundreds of bytes
+    // per state at scale) are freed; the engine that holds this process
+    // should not keep them resident.
+    heap::give_back(dfa.n_states() * 64);
     let d = t.elapsed();
     phases.push(("cross", d));
     progress(Progress::Done("cross", d));

@@ -96,11 +96,9 @@ impl<M: Moves + ?Sized> Moves for &mut M {
 /// boundary separates behave the same.
 pub(crate) fn byte_classes(nfa: &Nfa) -> ([u8; 256], usize) {
     let mut boundary = [false; 257];
-    for st in &nfa.states {
-        for &(lo, hi, _) in &st.ranges {
-            boundary[lo as usize] = true;
-            boundary[hi as usize + 1] = true;
-        }
+    for &(lo, hi, _) in nfa.all_ranges() {
+        boundary[lo as usize] = true;
+        boundary[hi as usize + 1] = true;
     }
     let mut classes = [0u8; 256];
     let mut n = 0usize;
@@ -339,7 +337,7 @@ impl NameColors {
             return NameColors { color, classes };
         }
         // One word per NFA state, read in set order (see `subsets`).
-        let name_of: Vec<u32> = nfa.states.iter().map(|st| st.name).collect();
+        let name_of = nfa.names_by_state();
         // The trie nodes of each state that has some: a pass over every
         // set's NFA states, shared by the threads (35 of the 220 ms of
         // determinizing 1,000 tools on one).

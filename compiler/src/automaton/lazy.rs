@@ -70,7 +70,7 @@ impl<N: AsRef<Nfa>> LazyDfa<N> {
             class_bytes[c as usize] += 1;
         }
         let start = n.start;
-        let seen = vec![0; n.states.len()];
+        let seen = vec![0; n.len()];
         let mut d = LazyDfa {
             nfa,
             nfa_left,
@@ -164,20 +164,19 @@ impl<N: AsRef<Nfa>> LazyDfa<N> {
     pub fn bytes_used(&self, limit: u8) -> [bool; 256] {
         let nfa = self.nfa.as_ref();
         let mut used = [false; 256];
-        let mut reached = vec![false; nfa.states.len()];
+        let mut reached = vec![false; nfa.len()];
         let mut stack = vec![nfa.start];
         reached[nfa.start as usize] = true;
         while let Some(q) = stack.pop() {
-            let st = &nfa.states[q as usize];
-            let moves = st.eps.iter().copied();
-            let ranges = st.ranges.iter().map(|r| r.2);
+            let moves = nfa.eps(q).iter().copied();
+            let ranges = nfa.ranges(q).iter().map(|r| r.2);
             for t in moves.chain(ranges) {
                 if !reached[t as usize] && self.nfa_left[t as usize] != u32::MAX {
                     reached[t as usize] = true;
                     stack.push(t);
                 }
             }
-            for &(lo, hi, t) in &st.ranges {
+            for &(lo, hi, t) in nfa.ranges(q) {
                 if self.nfa_left[t as usize] != u32::MAX && lo < limit {
                     for b in lo..=hi.min(limit - 1) {
                         used[b as usize] = true;
@@ -196,7 +195,7 @@ impl<N: AsRef<Nfa>> LazyDfa<N> {
         runs.start(k);
         let nfa = self.nfa.as_ref();
         for &q in self.sets[s as usize].iter() {
-            for &(lo, hi, t) in &nfa.states[q as usize].ranges {
+            for &(lo, hi, t) in nfa.ranges(q) {
                 if self.nfa_left[t as usize] != u32::MAX {
                     runs.add(self.classes[lo as usize], self.classes[hi as usize], t);
                 }
@@ -268,7 +267,7 @@ impl<N: AsRef<Nfa>> LazyDfa<N> {
             if self.nfa_left[q as usize] != u32::MAX {
                 set.push(q);
             }
-            for &t in &nfa.states[q as usize].eps {
+            for &t in nfa.eps(q) {
                 if self.seen[t as usize] != stamp {
                     self.seen[t as usize] = stamp;
                     self.stack.push(t);
@@ -290,14 +289,14 @@ impl<N: AsRef<Nfa>> Moves for LazyDfa<N> {
 /// none): a breadth-first search backwards in which an epsilon move costs
 /// nothing (a deque, epsilon predecessors to the front).
 fn bytes_left(nfa: &Nfa) -> Vec<u32> {
-    let n = nfa.states.len();
+    let n = nfa.len();
     // Predecessors as offsets into one list, `(source, cost)`.
     let mut count = vec![0u32; n + 1];
-    for st in &nfa.states {
-        for &t in &st.eps {
+    for q in 0..n as u32 {
+        for &t in nfa.eps(q) {
             count[t as usize + 1] += 1;
         }
-        for r in &st.ranges {
+        for r in nfa.ranges(q) {
             count[r.2 as usize + 1] += 1;
         }
     }
@@ -306,10 +305,10 @@ fn bytes_left(nfa: &Nfa) -> Vec<u32> {
     }
     let mut fill = count.clone();
     let mut preds = vec![(0u32, 0u32); count[n] as usize];
-    for (q, st) in nfa.states.iter().enumerate() {
-        let eps = st.eps.iter().map(|&t| (t, 0));
-        for (t, cost) in eps.chain(st.ranges.iter().map(|r| (r.2, 1))) {
-            preds[fill[t as usize] as usize] = (q as u32, cost);
+    for q in 0..n as u32 {
+        let eps = nfa.eps(q).iter().map(|&t| (t, 0));
+        for (t, cost) in eps.chain(nfa.ranges(q).iter().map(|r| (r.2, 1))) {
+            preds[fill[t as usize] as usize] = (q, cost);
             fill[t as usize] += 1;
         }
     }

@@ -186,6 +186,8 @@ fn lower_nfa(
         Err(limit) => return Err(blame(limit.into())),
     };
     drop(lowered.expr);
+    // The builder's states and the expression are freed.
+    crate::heap::give_back(nfa.len() * nfa::STATE_BYTES);
     done("lower", t, &mut phases, progress);
     Ok(LoweredNfa {
         nfa: std::sync::Arc::new(nfa),
@@ -250,7 +252,7 @@ impl LoweredNfa {
                 }
             };
         let stats = DfaStats {
-            nfa_states: nfa.states.len(),
+            nfa_states: nfa.len(),
             dfa_states: dfa.n_states(),
         };
         done("determinize", t, &mut phases, progress);
@@ -350,9 +352,13 @@ impl Front {
             let (dfa, new_of) = sparse.minimize(crate::threads(opts))?;
             (dfa, new_of, None)
         };
+        let freed = sparse.bytes();
         drop(sparse);
         let skip = |m| m == dfa::UNREACHED || m == dfa::DEAD;
         let labels = labels.carried(&new_of, dfa.n_states(), skip);
+        drop(new_of);
+        // The subset construction's DFA and minimization's arrays.
+        crate::heap::give_back(freed);
         done("minimize", t, &mut phases, progress);
         let entries = entries
             .iter()

@@ -18,20 +18,22 @@ use crate::automaton::expr::Expr;
 use crate::automaton::region::{Region, Tag, FORMAT};
 use crate::error::Limit;
 
-/// One NFA state: epsilon moves and byte-range moves. Most states have
-/// one range or a few epsilon moves, held inline: at 10,000 distinct tools
-/// (10 M states) a heap list each was ~400 MB and ten million allocations.
+/// One state as the builder holds it: epsilon moves and byte-range moves.
+/// Most states have one range or a few epsilon moves, held inline: at
+/// 10,000 distinct tools (10 M states) a heap list each was ~400 MB and
+/// ten million allocations. [`Builder::freeze`] lays the finished states
+/// out as an [`Nfa`]'s arrays.
 #[derive(Debug, Clone, Default)]
-pub struct NState {
+struct NState {
     /// Epsilon moves: states reached without reading a byte.
-    pub eps: SmallVec<[u32; 4]>,
+    eps: SmallVec<[u32; 4]>,
     /// Byte moves: `(lo, hi, to)` on a byte in `lo..=hi`.
-    pub ranges: SmallVec<[(u8, u8, u32); 2]>,
+    ranges: SmallVec<[(u8, u8, u32); 2]>,
     /// The region it was built in (see [`crate::automaton::region`]).
-    pub region: u32,
-    /// For a node of a tool-name trie (a [`Tag::Name`] region's
-    /// [`Expr::Trie`]), its index in [`Nfa::names`]; [`NO_NAME`] otherwise.
-    pub name: u32,
+    region: u32,
+    /// For a node of a tool-name trie, its index in [`Nfa::names`];
+    /// [`NO_NAME`] otherwise.
+    name: u32,
 }
 
 /// [`NState::name`] of a state that is not a node of a tool-name trie.
@@ -47,20 +49,96 @@ pub struct NameNode {
     pub end: Option<u32>,
 }
 
-/// A byte NFA with a single start and a single accepting state.
+/// A byte NFA with a single start and a single accepting state, frozen:
+/// each state's moves are a slice of one array per kind, found through
+/// a row of offsets. Why: the subset construction reads the NFA from start
+/// to end, and at 10,000 distinct tools the builder's states (56 bytes
+/// each, inline lists with room to grow, plus the lists that spilled)
+/// were 0.5 GB at the compile's peak, the end of determinization; these
+/// arrays are under half that (DESIGN.md §3).
 #[derive(Debug, Clone)]
 pub struct Nfa {
-    /// The states, by id.
-    pub states: Vec<NState>,
+    /// Per state where its epsilon moves start in `eps_to`; one more
+    /// entry, the end.
+    eps_at: Vec<u32>,
+    eps_to: Vec<u32>,
+    /// Per state where its byte moves start in `moves`; one more entry.
+    moves_at: Vec<u32>,
+    /// Byte moves: `(lo, hi, to)` on a byte in `lo..=hi`.
+    moves: Vec<(u8, u8, u32)>,
+    /// Per state the region it was built in (see
+    /// [`crate::automaton::region`]).
+    region: Vec<u32>,
+    /// Per state its index in [`Nfa::names`] for a node of a tool-name
+    /// trie (a [`Tag::Name`] region's [`Expr::Trie`]), [`NO_NAME`]
+    /// otherwise.
+    name: Vec<u32>,
     /// The start state.
     pub start: u32,
     /// The one accepting state.
     pub accept: u32,
     /// The region tree of the expression's tags; region 0 is the root.
     pub regions: Vec<Region>,
-    /// The nodes of tool-name tries ([`NState::name`] indexes them): branch
+    /// The nodes of tool-name tries ([`Nfa::name`] indexes them): branch
     /// `i` of a trie in a [`Tag::Name`] region is tool `i`.
     pub names: Vec<NameNode>,
+}
+
+impl Nfa {
+    /// The number of states.
+    pub fn len(&self) -> usize {
+        self.region.len()
+    }
+
+    /// Whether it has no states (never, once built: the accepting state
+    /// is one).
+    pub fn is_empty(&self) -> bool {
+        self.region.is_empty()
+    }
+
+    /// The states `s` reaches without reading a byte.
+    #[inline]
+    pub fn eps(&self, s: u32) -> &[u32] {
+        let s = s as usize;
+        &self.eps_to[self.eps_at[s] as usize..self.eps_at[s + 1] as usize]
+    }
+
+    /// The byte moves of `s`: `(lo, hi, to)` on a byte in `lo..=hi`.
+    #[inline]
+    pub fn ranges(&self, s: u32) -> &[(u8, u8, u32)] {
+        let s = s as usize;
+        &self.moves[self.moves_at[s] as usize..self.moves_at[s + 1] as usize]
+    }
+
+    /// The region `s` was built in.
+    #[inline]
+    pub fn region(&self, s: u32) -> u32 {
+        self.region[s as usize]
+    }
+
+    /// `s`'s index in [`Nfa::names`], [`NO_NAME`] if it is not a node of a
+    /// tool-name trie.
+    #[inline]
+    pub fn name(&self, s: u32) -> u32 {
+        self.name[s as usize]
+    }
+
+    /// Every state's byte moves, end to end.
+    pub fn all_ranges(&self) -> &[(u8, u8, u32)] {
+        &self.moves
+    }
+
+    /// Every state's [`Nfa::name`], by state.
+    pub fn names_by_state(&self) -> &[u32] {
+        &self.name
+    }
+
+    /// The bytes its arrays hold.
+    pub fn bytes(&self) -> usize {
+        (self.eps_at.len() + self.eps_to.len() + self.moves_at.len()) * 4
+            + self.moves.len() * 8
+            + (self.region.len() + self.name.len()) * 4
+    }
 }
 
 impl AsRef<Nfa> for Nfa {
@@ -95,8 +173,9 @@ fn pure_key(region: u32, eps: &[u32], ranges: &[(u8, u8, u32)]) -> u64 {
 /// grammar doubled the lowering's time with cache misses.
 const PURE_TABLE: usize = 1 << 16;
 
-/// What one state holds, its short move lists included: the NFA's
-/// account against a compile's memory budget.
+/// What one state holds while the NFA is built, its short move lists
+/// included: the builder's account against a compile's memory budget
+/// (the frozen NFA is smaller).
 pub const STATE_BYTES: usize = std::mem::size_of::<NState>() + 8;
 
 /// Compiles `expr`; fails with [`Limit`] beyond `max_states` NFA states.
@@ -114,13 +193,7 @@ pub fn build(expr: &Expr, max_states: usize) -> Result<Nfa, Limit> {
     };
     let accept = b.add()?;
     let start = b.compile(expr, accept)?;
-    Ok(Nfa {
-        states: b.states,
-        start,
-        accept,
-        regions: b.regions,
-        names: b.names,
-    })
+    b.freeze(start, accept)
 }
 
 struct Builder {
@@ -141,6 +214,45 @@ struct Builder {
 }
 
 impl Builder {
+    /// The finished states as an [`Nfa`]'s arrays, each state's builder
+    /// lists freed as it is copied. Fails when the moves outnumber the
+    /// offsets' word (only a state bound raised far past the default
+    /// allows that).
+    fn freeze(self, start: u32, accept: u32) -> Result<Nfa, Limit> {
+        let n = self.states.len();
+        let (n_eps, n_moves) = self
+            .states
+            .iter()
+            .fold((0, 0), |(e, m), st| (e + st.eps.len(), m + st.ranges.len()));
+        if n_eps.max(n_moves) > u32::MAX as usize {
+            return Err(Limit::NfaStates(n));
+        }
+        let mut nfa = Nfa {
+            eps_at: Vec::with_capacity(n + 1),
+            eps_to: Vec::with_capacity(n_eps),
+            moves_at: Vec::with_capacity(n + 1),
+            moves: Vec::with_capacity(n_moves),
+            region: Vec::with_capacity(n),
+            name: Vec::with_capacity(n),
+            start,
+            accept,
+            regions: self.regions,
+            names: self.names,
+        };
+        nfa.eps_at.push(0);
+        nfa.moves_at.push(0);
+        for st in self.states {
+            nfa.eps_to.extend_from_slice(&st.eps);
+            nfa.moves.extend_from_slice(&st.ranges);
+            // Checked above: the offsets fit a word.
+            nfa.eps_at.push(nfa.eps_to.len() as u32);
+            nfa.moves_at.push(nfa.moves.len() as u32);
+            nfa.region.push(st.region);
+            nfa.name.push(st.name);
+        }
+        Ok(nfa)
+    }
+
     fn add(&mut self) -> Result<u32, Limit> {
         if self.states.len() >= self.max_states {
             return Err(Limit::NfaStates(self.max_states));
@@ -390,12 +502,8 @@ mod tests {
             Expr::Tag(std::rc::Rc::new(key("b")), Box::new(Expr::lit("xyz"))),
         ]);
         let nfa = build(&e, 1 << 10).unwrap();
-        let ranges = nfa.states.iter().filter(|s| !s.ranges.is_empty()).count();
-        assert_eq!(ranges, 6);
+        assert_eq!(nfa.all_ranges().len(), 6);
         let one = build(&Expr::alt([Expr::lit("xyz"), Expr::lit("xyz")]), 1 << 10).unwrap();
-        assert_eq!(
-            one.states.iter().filter(|s| !s.ranges.is_empty()).count(),
-            3
-        );
+        assert_eq!(one.all_ranges().len(), 3);
     }
 }

@@ -17,8 +17,11 @@ pub(crate) struct Sets {
     items: Vec<u32>,
     /// Per set where it starts in `items`, and the end.
     start: Vec<usize>,
-    /// Per set its hash, to grow the table without rehashing sets.
-    hash: Vec<u64>,
+    /// Per set its hash's low word, to grow the table without rehashing
+    /// sets (the table never has more slots than a word numbers; a word
+    /// rather than the whole hash was 18 MB of the compile's peak, the end
+    /// of this construction, at 10,000 distinct tools).
+    hash: Vec<u32>,
     /// Set id + 1 per slot, 0 for an empty slot; a power of two long,
     /// at most half full.
     slots: Vec<u32>,
@@ -36,7 +39,16 @@ impl Sets {
 
     /// The number of sets.
     pub(crate) fn len(&self) -> usize {
-        self.hash.len()
+        self.start.len() - 1
+    }
+
+    /// Drops the lookup table once every set is known: only the sets are
+    /// read afterwards (labels, colours), and the table and hashes were a
+    /// fifth of what the construction holds at its end, the compile's peak
+    /// at scale. No set can be looked up or added after this.
+    fn seal(&mut self) {
+        self.hash = Vec::new();
+        self.slots = Vec::new();
     }
 
     /// Set `id`.
@@ -64,7 +76,7 @@ impl Sets {
         loop {
             match self.slots[i] {
                 0 => return Err(i),
-                id if self.hash[id as usize - 1] == hash && self.get(id - 1) == set => {
+                id if self.hash[id as usize - 1] == hash as u32 && self.get(id - 1) == set => {
                     return Ok(id - 1)
                 }
                 _ => i = (i + 1) & mask,
@@ -77,7 +89,7 @@ impl Sets {
         let id = self.len() as u32;
         self.items.extend_from_slice(set);
         self.start.push(self.items.len());
-        self.hash.push(hash);
+        self.hash.push(hash as u32);
         self.slots[slot] = id + 1;
         if 2 * self.len() > self.slots.len() {
             self.grow();
@@ -102,7 +114,7 @@ impl Sets {
     fn bytes(&self) -> usize {
         self.items.capacity() * 4
             + self.start.capacity() * 8
-            + self.hash.capacity() * 8
+            + self.hash.capacity() * 4
             + self.slots.len() * 4
     }
 }
@@ -213,7 +225,7 @@ struct Scratch {
 impl Scratch {
     fn new(nfa: &Nfa, n_classes: usize) -> Scratch {
         Scratch {
-            seen: vec![u32::MAX; nfa.states.len()],
+            seen: vec![u32::MAX; nfa.len()],
             stamp: 0,
             stack: Vec::new(),
             runs: ClassRuns::default(),
@@ -251,7 +263,7 @@ impl Scratch {
         set.clear();
         while let Some(s) = stack.pop() {
             set.push(s);
-            for &t in &nfa.states[s as usize].eps {
+            for &t in nfa.eps(s) {
                 if seen[t as usize] != stamp {
                     seen[t as usize] = stamp;
                     stack.push(t);
@@ -314,7 +326,7 @@ impl Expanded {
         let mut runs = std::mem::take(&mut sc.runs);
         runs.start(sc.n_classes);
         for &s in from {
-            for &(lo, hi, t) in &nfa.states[s as usize].ranges {
+            for &(lo, hi, t) in nfa.ranges(s) {
                 runs.add(classes[lo as usize], classes[hi as usize], t);
             }
         }
@@ -389,7 +401,7 @@ pub(crate) fn subsets(
     let mut expanded = 0usize;
     // The memory account: the NFA, the sets, the moves, the batches and
     // the threads' scratch spaces.
-    let nfa_bytes = nfa.states.len() * crate::automaton::nfa::STATE_BYTES;
+    let nfa_bytes = nfa.bytes();
     while next < sets.len() {
         let batch_bytes: usize = ready
             .iter()
@@ -406,9 +418,8 @@ pub(crate) fn subsets(
             let region = sets
                 .get(next as u32)
                 .iter()
-                .map(|&s| &nfa.states[s as usize])
-                .find(|st| !st.ranges.is_empty())
-                .map(|st| st.region);
+                .find(|&&s| !nfa.ranges(s).is_empty())
+                .map(|&s| nfa.region(s));
             return Err(region.map_or(limit, |r| limit.in_region(r)));
         }
         if expanded == 0 {
@@ -464,6 +475,11 @@ pub(crate) fn subsets(
         }
         next = after;
     }
+    // The construction's buffers (each thread's stamps are a word per NFA
+    // state) go before the labels are built beside the sets.
+    drop((scratch, one, ready, spare, batch));
+    sets.seal();
+    crate::heap::give_back(sets.len() * 16);
     dfa.accept = sets
         .iter()
         .map(|s| s.binary_search(&nfa.accept).is_ok())
@@ -471,14 +487,12 @@ pub(crate) fn subsets(
     let labels = if labeled {
         // One word per NFA state, read in set order: the states themselves
         // (moves and all) are ten times larger and would be read at random.
-        let reads: Vec<u32> = nfa
-            .states
-            .iter()
-            .map(|st| {
-                if st.ranges.is_empty() {
+        let reads: Vec<u32> = (0..nfa.len() as u32)
+            .map(|s| {
+                if nfa.ranges(s).is_empty() {
                     u32::MAX
                 } else {
-                    st.region
+                    nfa.region(s)
                 }
             })
             .collect();

@@ -247,12 +247,35 @@ pub(crate) fn par_blocks<T: Send, R: Send>(
     Ok((results, states))
 }
 
-/// One state's result of pass 3: its top mask, top tier and lower tiers,
-/// masks as ids of the thread's [`MaskSet`].
+/// A block's result of pass 3: per state its top mask, top tier and
+/// lower tiers (`(k, mask)`), masks as ids of the thread's [`MaskSet`].
+/// The lower tiers of the block's states lie end to end in one list: a
+/// list per state was 2.2 million small allocations at 10,000 distinct
+/// tools (~160 MB with the states, against ~66 MB so), held until the
+/// masks are numbered, the crossing's peak.
+#[derive(Default)]
 struct Tiered {
-    top: u32,
-    top_tier: u32,
+    /// Per state `(top, top_tier, end of its lower tiers in `lower`)`.
+    states: Vec<(u32, u32, u32)>,
     lower: Vec<(u32, u32)>,
+}
+
+impl Tiered {
+    /// Adds a state with top mask `top` at `top_tier`; its lower tiers are
+    /// what was pushed onto `lower` since the state before.
+    fn push(&mut self, top: u32, top_tier: u32) {
+        self.states.push((top, top_tier, self.lower.len() as u32));
+    }
+
+    /// Per state `(top, top_tier, lower tiers)`.
+    fn iter(&self) -> impl Iterator<Item = (u32, u32, &[(u32, u32)])> {
+        let mut start = 0;
+        self.states.iter().map(move |&(top, tier, end)| {
+            let lower = &self.lower[start..end as usize];
+            start = end as usize;
+            (top, tier, lower)
+        })
+    }
 }
 
 /// Computes every state's distance and tiered masks (see the module
@@ -282,6 +305,11 @@ pub fn masks(
         Some(runs) => Walks::new(dfa, runs, served, &prepared.regions, trie, threads, held)?,
         None => Walks::none(n),
     };
+    // Each pass below frees its scratch, tens of bytes per state at scale
+    // (the region search's, the edge walks' lists, the one-tool tables'
+    // edges of every candidate): given back before the next pass lays out
+    // its arrays, so that the peak is what is live (DESIGN.md §3).
+    crate::heap::give_back(n * 64);
     let cross = Cross {
         dfa,
         trie,
@@ -292,17 +320,22 @@ pub fn masks(
     let color = names.map(|n| n.colors.color.as_slice());
     let (succ, edge_visits) = cross.token_edges(color, threads)?;
     cross.check_writable(&succ)?;
+    crate::heap::give_back(n * 64);
     let distance = cross.distances(&succ);
     let token_dead = (1..n)
         .filter(|&s| served[s] && distance[s] == NO_DISTANCE)
         .count();
-    let (blocks, tierers) = cross.tiered_masks(&succ, &distance, vocab, mask_words, threads)?;
-    let tier_visits: usize = tierers.iter().map(|w| w.visited).sum();
-    let sets: Vec<MaskSet> = tierers.into_iter().map(|w| w.set).collect();
-    let numbered = number_masks(dfa.n_states(), &blocks, sets);
+    // The one-tool tables before the masks: neither reads the other, and
+    // the tables' pass holds the most beside its result (the edges of
+    // every candidate state), so it runs while the masks do not exist yet.
     let tools = names
         .map(|names| cross.tool_tables(names, &succ, &distance, threads))
         .transpose()?;
+    crate::heap::give_back(n * 64);
+    let (blocks, tierers) = cross.tiered_masks(&succ, &distance, vocab, mask_words, threads)?;
+    let tier_visits: usize = tierers.iter().map(|w| w.visited).sum();
+    let sets: Vec<MaskSet> = tierers.into_iter().map(|w| w.set).collect();
+    let numbered = number_masks(dfa.n_states(), blocks, sets);
     Ok(Masks {
         masks: numbered.masks,
         mask_words,
@@ -581,7 +614,7 @@ impl<'a> Cross<'a> {
         vocab: &Vocab,
         mask_words: usize,
         threads: usize,
-    ) -> Result<Blocks<Vec<Tiered>, Tiers<'a>>, Limit> {
+    ) -> Result<Blocks<Tiered, Tiers<'a>>, Limit> {
         // Each state's successors are held through this pass, and each
         // thread's distinct masks (counted as if every thread had as many).
         let held = self.held + succ.list.len() * 4;
@@ -599,28 +632,26 @@ impl<'a> Cross<'a> {
                 visited: 0,
             },
             |range, w| {
-                let mut out = Vec::with_capacity(range.len());
+                let mut out = Tiered::default();
+                out.states.reserve(range.len());
                 for s in range {
                     if s as u32 == DEAD || !self.served[s] || distance[s] == NO_DISTANCE {
                         let empty = *w
                             .empty
                             .get_or_insert_with(|| w.set.id(&mut Building::new(mask_words)));
-                        out.push(Tiered {
-                            top: empty,
-                            top_tier: 0,
-                            lower: Vec::new(),
-                        });
+                        out.push(empty, 0);
                         continue;
                     }
-                    out.push(self.tier_state(s, succ.of(s), distance, vocab, mask_words, w));
+                    self.tier_state(s, succ.of(s), distance, vocab, mask_words, w, &mut out);
                 }
                 out
             },
         )
     }
 
-    /// The tiers of the state `s`, which has a distance; `succ` are its
-    /// token successors.
+    /// The tiers of the state `s`, which has a distance, added to `out`;
+    /// `succ` are its token successors.
+    #[allow(clippy::too_many_arguments)]
     fn tier_state(
         &self,
         s: usize,
@@ -629,7 +660,8 @@ impl<'a> Cross<'a> {
         vocab: &Vocab,
         mask_words: usize,
         w: &mut Tiers<'a>,
-    ) -> Tiered {
+        out: &mut Tiered,
+    ) {
         w.ks.clear();
         w.ks.extend(
             succ.iter()
@@ -676,16 +708,12 @@ impl<'a> Cross<'a> {
                 vocab.eos.iter().for_each(|&t| b.set(t));
             }
         }
-        let mut lower = Vec::with_capacity(tiers - 1);
         for i in 0..tiers - 1 {
-            lower.push((w.ks[i], w.memo.id(&mut w.set, &mut w.bufs[i])));
+            out.lower
+                .push((w.ks[i], w.memo.id(&mut w.set, &mut w.bufs[i])));
         }
         let top = w.memo.id(&mut w.set, &mut w.bufs[tiers - 1]);
-        Tiered {
-            top,
-            top_tier: w.ks.last().copied().unwrap_or(0),
-            lower,
-        }
+        out.push(top, w.ks.last().copied().unwrap_or(0));
     }
 }
 
@@ -1220,7 +1248,8 @@ struct Numbered {
 
 /// Numbers the threads' masks in state order (a state's top mask, then its
 /// tiers), so the ids do not depend on which thread took which block.
-fn number_masks(n: usize, blocks: &[(usize, Vec<Tiered>)], mut sets: Vec<MaskSet>) -> Numbered {
+/// Takes the blocks by value, each freed once numbered.
+fn number_masks(n: usize, blocks: Vec<(usize, Tiered)>, mut sets: Vec<MaskSet>) -> Numbered {
     // Per thread, per local id, its global id (`u32::MAX`: not yet): two
     // lookups per state, a hash map's SipHash was most of this loop.
     let mut global: Vec<Vec<u32>> = sets.iter().map(|m| vec![u32::MAX; m.list.len()]).collect();
@@ -1253,12 +1282,12 @@ fn number_masks(n: usize, blocks: &[(usize, Vec<Tiered>)], mut sets: Vec<MaskSet
             id
         };
         for (k, block) in blocks {
-            for t in block {
+            for (top, tier, lower) in block.iter() {
                 tier_index.push(tiers.len() as u32);
-                state_mask.push(number(*k, t.top));
-                top_tier.push(t.top_tier);
-                for &(kk, local) in &t.lower {
-                    tiers.push((kk, number(*k, local)));
+                state_mask.push(number(k, top));
+                top_tier.push(tier);
+                for &(kk, local) in lower {
+                    tiers.push((kk, number(k, local)));
                 }
             }
         }

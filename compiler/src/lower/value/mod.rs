@@ -111,15 +111,19 @@ fn seq<const N: usize>(parts: [Expr; N]) -> Expr {
 fn is_empty_lang(e: &Expr, max_states: usize) -> Result<bool, String> {
     let nfa =
         crate::automaton::nfa::build(e, max_states.saturating_mul(4)).map_err(|l| l.to_string())?;
-    let mut seen = vec![false; nfa.states.len()];
+    let mut seen = vec![false; nfa.len()];
     let mut stack = vec![nfa.start];
     seen[nfa.start as usize] = true;
     while let Some(s) = stack.pop() {
         if s == nfa.accept {
             return Ok(false);
         }
-        let st = &nfa.states[s as usize];
-        for t in st.eps.iter().copied().chain(st.ranges.iter().map(|r| r.2)) {
+        for t in nfa
+            .eps(s)
+            .iter()
+            .copied()
+            .chain(nfa.ranges(s).iter().map(|r| r.2))
+        {
             if !seen[t as usize] {
                 seen[t as usize] = true;
                 stack.push(t);
