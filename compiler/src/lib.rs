@@ -327,7 +327,7 @@ fn compile_machine(
     // The crossing's walks, byte runs and token edges (hundreds of bytes
     // per state at scale) are freed; the engine that holds this process
     // should not keep them resident.
-    heap::give_back(dfa.n_states() * 64);
+    heap::give_back(dfa.n_states() * cross::PASS_SCRATCH_PER_STATE);
     let d = t.elapsed();
     phases.push(("cross", d));
     progress(Progress::Done("cross", d));

@@ -79,7 +79,7 @@ pub struct Nfa {
     pub accept: u32,
     /// The region tree of the expression's tags; region 0 is the root.
     pub regions: Vec<Region>,
-    /// The nodes of tool-name tries ([`Nfa::name`] indexes them): branch
+    /// The nodes of tool-name tries ([`Nfa::names_by_state`] indexes them): branch
     /// `i` of a trie in a [`Tag::Name`] region is tool `i`.
     pub names: Vec<NameNode>,
 }
@@ -116,19 +116,13 @@ impl Nfa {
         self.region[s as usize]
     }
 
-    /// `s`'s index in [`Nfa::names`], [`NO_NAME`] if it is not a node of a
-    /// tool-name trie.
-    #[inline]
-    pub fn name(&self, s: u32) -> u32 {
-        self.name[s as usize]
-    }
-
     /// Every state's byte moves, end to end.
     pub fn all_ranges(&self) -> &[(u8, u8, u32)] {
         &self.moves
     }
 
-    /// Every state's [`Nfa::name`], by state.
+    /// Per state its index in [`Nfa::names`], [`NO_NAME`] if it is not a
+    /// node of a tool-name trie.
     pub fn names_by_state(&self) -> &[u32] {
         &self.name
     }

@@ -251,8 +251,8 @@ pub(crate) fn par_blocks<T: Send, R: Send>(
 /// lower tiers (`(k, mask)`), masks as ids of the thread's [`MaskSet`].
 /// The lower tiers of the block's states lie end to end in one list: a
 /// list per state was 2.2 million small allocations at 10,000 distinct
-/// tools (~160 MB with the states, against ~66 MB so), held until the
-/// masks are numbered, the crossing's peak.
+/// tools, held until the masks are numbered, the crossing's peak (RSS
+/// there 1.04 -> 0.96 GB).
 #[derive(Default)]
 struct Tiered {
     /// Per state `(top, top_tier, end of its lower tiers in `lower`)`.
@@ -277,6 +277,11 @@ impl Tiered {
         })
     }
 }
+
+/// About what one pass of the crossing frees per state at scale (its
+/// scratch: 10,000 distinct tools, 2.76 M states, about 200 MB a
+/// pass): the estimate [`crate::heap::give_back`] is given.
+pub(crate) const PASS_SCRATCH_PER_STATE: usize = 64;
 
 /// Computes every state's distance and tiered masks (see the module
 /// documentation). EOS tokens are allowed exactly in accepting states, in
@@ -309,7 +314,7 @@ pub fn masks(
     // (the region search's, the edge walks' lists, the one-tool tables'
     // edges of every candidate): given back before the next pass lays out
     // its arrays, so that the peak is what is live (DESIGN.md §3).
-    crate::heap::give_back(n * 64);
+    crate::heap::give_back(n * PASS_SCRATCH_PER_STATE);
     let cross = Cross {
         dfa,
         trie,
@@ -320,7 +325,7 @@ pub fn masks(
     let color = names.map(|n| n.colors.color.as_slice());
     let (succ, edge_visits) = cross.token_edges(color, threads)?;
     cross.check_writable(&succ)?;
-    crate::heap::give_back(n * 64);
+    crate::heap::give_back(n * PASS_SCRATCH_PER_STATE);
     let distance = cross.distances(&succ);
     let token_dead = (1..n)
         .filter(|&s| served[s] && distance[s] == NO_DISTANCE)
@@ -331,7 +336,7 @@ pub fn masks(
     let tools = names
         .map(|names| cross.tool_tables(names, &succ, &distance, threads))
         .transpose()?;
-    crate::heap::give_back(n * 64);
+    crate::heap::give_back(n * PASS_SCRATCH_PER_STATE);
     let (blocks, tierers) = cross.tiered_masks(&succ, &distance, vocab, mask_words, threads)?;
     let tier_visits: usize = tierers.iter().map(|w| w.visited).sum();
     let sets: Vec<MaskSet> = tierers.into_iter().map(|w| w.set).collect();
