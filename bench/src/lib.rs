@@ -652,6 +652,31 @@ pub mod stats {
         v[1000]
     }
 
+    /// What this machine needs to write a mask of `words` words at all,
+    /// whatever the engine: the median of many `memset`s of the buffer
+    /// (`write_ns`) and of many copies from a second buffer that stays in
+    /// cache (`copy_ns`), the timer's cost subtracted. A dense mask's fill
+    /// is such a copy, so no fill of one can beat `copy_ns`.
+    pub fn mask_floor(words: usize) -> (f64, f64) {
+        let overhead = timer_overhead();
+        let mut buf = vec![0u32; words];
+        let src = vec![0x5555_5555u32; words];
+        let mut median = |f: &mut dyn FnMut(&mut [u32])| {
+            let mut v: Vec<f64> = (0..2001)
+                .map(|_| {
+                    let t = Instant::now();
+                    f(std::hint::black_box(&mut buf));
+                    (t.elapsed().as_nanos() as f64 - overhead).max(0.0)
+                })
+                .collect();
+            v.sort_by(|a, b| a.total_cmp(b));
+            v[1000]
+        };
+        let write = median(&mut |b| b.fill(u32::MAX));
+        let copy = median(&mut |b| b.copy_from_slice(std::hint::black_box(&src)));
+        (write, copy)
+    }
+
     /// Times `fill_mask` and `accept` at every step of the walks. A
     /// repeatable engine's step is the median of `repeats` calls; others'
     /// is their one call. The timer's own cost is subtracted.
