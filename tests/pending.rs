@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tooldec_compiler::spec::{self, ToolSet};
 use tooldec_compiler::vocab::Vocab;
-use tooldec_compiler::{CallFormat, Compiler, Options, PendingMatcher};
+use tooldec_compiler::{CallFormat, Compiler, Loaded, Options, PendingMatcher};
 use tooldec_runtime::layout::mask_words;
 use tooldec_testkit::walk::{seed, SplitMix64, Walker};
 use tooldec_testkit::{bfcl, data_dir, data_file, example};
@@ -90,6 +90,24 @@ fn compare(
                     "{label} step {i}: token {probe} accepted early, refused by the artifact"
                 );
             }
+            // A draft of the next walk tokens and the random one: the same
+            // valid prefix, and neither matcher moves.
+            let mut draft = tokens[i..tokens.len().min(i + 3)].to_vec();
+            draft.push(probe);
+            assert_eq!(
+                early.validate_tokens(&draft).unwrap(),
+                art.validate_tokens(&draft),
+                "{label} walk {w} step {i}: draft {draft:?}"
+            );
+            // Jump-forward: nothing early, the artifact's bytes after.
+            let (mut fa, mut fb) = ([0u8; 64], [0u8; 64]);
+            let n = early.forced_bytes(&mut fa).unwrap();
+            if early.is_early() {
+                assert_eq!(n, 0);
+            } else {
+                let m = art.forced_bytes(&mut fb);
+                assert_eq!(fa[..n], fb[..m], "{label} step {i}");
+            }
             let (x, y) = (early.accept_token(t).unwrap(), art.accept_token(t));
             assert!(
                 x && y,
@@ -140,6 +158,9 @@ fn a_started_compile_lands_and_is_kept() {
     let mut mask = vec![0u32; mask_words(compiler.vocab().len() as u32)];
     m.fill_mask(&mut mask).unwrap();
     let loaded = pending.wait().unwrap();
+    // The compile's early state is let go when the artifact lands: what
+    // the early matcher still holds, it frees when it moves.
+    assert_eq!(pending.early_states_built(), None);
     let want = compiler.build(&set, &o).unwrap();
     assert!(loaded.grammar.artifact().payload() == want.grammar.artifact().payload());
     // The first mask was the artifact's, whenever it was served.
@@ -153,17 +174,23 @@ fn a_started_compile_lands_and_is_kept() {
     assert!(!m.is_early());
 }
 
+/// weather.json in hermes for GPT-2: its compiler (nothing kept), the
+/// set, the options, the artifact, and one complete output of it.
+fn weather_walk(seed: u64) -> (Arc<Compiler>, ToolSet, Options, Loaded, Vec<u32>) {
+    let compiler = Arc::new(Compiler::new(Vocab::builtin_gpt2().unwrap()));
+    let (set, o) = (example("weather.json"), opts("hermes"));
+    let want = compiler.build(&set, &o).unwrap();
+    compiler.clear_cache();
+    let tokens = Walker::new(&want.grammar.grammar(), compiler.vocab().len())
+        .walk(&mut SplitMix64::new(seed), 4000)
+        .unwrap();
+    (compiler, set, o, want, tokens)
+}
+
 #[test]
 fn rollback_before_and_after_the_artifact() {
-    let vocab = Vocab::builtin_gpt2().unwrap();
-    let compiler = Arc::new(Compiler::new(vocab));
-    let set = example("weather.json");
-    let o = opts("hermes");
-    let want = compiler.build(&set, &o).unwrap();
+    let (compiler, set, o, want, tokens) = weather_walk(7);
     let g = want.grammar.grammar();
-    let tokens = Walker::new(&g, compiler.vocab().len())
-        .walk(&mut SplitMix64::new(7), 4000)
-        .unwrap();
     let pending = compiler.start_deferred(&set, &o).unwrap();
     let mut m = pending.matcher(None, None, 3).unwrap();
     let mut art = want.grammar.matcher(None, None, 3).unwrap();
@@ -192,6 +219,59 @@ fn rollback_before_and_after_the_artifact() {
     m.fill_mask(&mut a);
     art.fill_mask(&mut b);
     assert!(a == b);
+}
+
+#[test]
+fn reset_returns_to_the_start_early_and_late() {
+    let (compiler, set, o, want, tokens) = weather_walk(11);
+    let g = want.grammar.grammar();
+    let first = |budget: Option<u32>| {
+        let mut mask = vec![0u32; g.mask_words()];
+        let m = want.grammar.matcher(None, budget, 0).unwrap();
+        m.fill_mask(&mut mask);
+        mask
+    };
+    let mut a = vec![0u32; g.mask_words()];
+    let pending = compiler.start_deferred(&set, &o).unwrap();
+    let mut m = pending.matcher(None, None, 2).unwrap();
+    for &t in &tokens[..5] {
+        assert!(m.accept_token(t).unwrap());
+    }
+    m.reset().unwrap();
+    assert!(m.is_early(), "a reset before the artifact stays early");
+    assert!(!m.rollback(1), "nothing to roll back after a reset");
+    m.fill_mask(&mut a).unwrap();
+    assert!(a == first(None));
+    for &t in &tokens {
+        assert!(m.accept_token(t).unwrap(), "token {t} after the reset");
+    }
+    assert!(m.is_terminated());
+    // After the artifact, with a budget the walk fits only when the reset
+    // gave back what the first five tokens spent.
+    pending.wait().unwrap();
+    let budget = Some(tokens.len() as u32 + 1);
+    let mut m = pending.matcher(None, budget, 2).unwrap();
+    for &t in &tokens[..5] {
+        assert!(m.accept_token(t).unwrap());
+    }
+    let mut fresh = pending.matcher(None, budget, 0).unwrap();
+    let fits = |m: &mut PendingMatcher| tokens.iter().all(|&t| m.accept_token(t).unwrap());
+    assert!(
+        fits(&mut fresh) && !fits(&mut m),
+        "the budget binds: five tokens spent, the walk does not fit"
+    );
+    let mut m = pending.matcher(None, budget, 2).unwrap();
+    for &t in &tokens[..5] {
+        assert!(m.accept_token(t).unwrap());
+    }
+    m.reset().unwrap();
+    assert!(!m.is_early() && !m.is_terminated());
+    m.fill_mask(&mut a).unwrap();
+    assert!(a == first(budget));
+    for &t in &tokens {
+        assert!(m.accept_token(t).unwrap(), "token {t} after the reset");
+    }
+    assert!(m.is_terminated());
 }
 
 #[test]

@@ -1164,7 +1164,7 @@ fn floor_lines(md: &mut String, rows: &[(String, String, Value, Vec<Value>)]) {
         .collect();
     let _ = writeln!(
         md,
-        "\nThe floor of a fill on this machine, measured in the same children: one mask's words written by `memset` and copied from a buffer in cache          (medians of 2,001 calls, the least over the workloads). A dense mask's fill is such a copy. {}.",
+        "\nThe floor of a fill on this machine, measured in the same children: one mask's words written by `memset` and copied from a buffer in cache (medians of 2,001 calls, the least over the workloads). A dense mask's fill is such a copy. {}.",
         each.join("; ")
     );
 }

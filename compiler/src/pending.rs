@@ -33,7 +33,11 @@ pub struct Pending(Arc<Shared>);
 
 struct Shared {
     compiler: Arc<Compiler>,
-    early: Option<OnDemand>,
+    /// What early matchers are served from; let go when the artifact (or
+    /// the error) lands, so that once every matcher has moved to the
+    /// artifact the compile's early state is freed even while the
+    /// `Pending` is kept.
+    early: Mutex<Option<Arc<OnDemand>>>,
     /// `--max-tokens`: the budget of a matcher asked for none.
     default_budget: Option<u32>,
     result: OnceLock<Result<Loaded, Error>>,
@@ -60,7 +64,7 @@ impl Pending {
     ) -> Pending {
         Pending(Arc::new(Shared {
             compiler,
-            early: early.filter(OnDemand::exact),
+            early: Mutex::new(early.filter(OnDemand::exact).map(Arc::new)),
             default_budget,
             result: OnceLock::new(),
             deferred: Mutex::new(None),
@@ -86,6 +90,11 @@ impl Pending {
 
     fn complete(&self, result: Result<Loaded, Error>) {
         let _ = self.0.result.set(result);
+        self.0
+            .early
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
         // Under the lock: a waiter either sees the result or is waiting.
         let _guard = self.0.lock.lock().unwrap_or_else(|e| e.into_inner());
         self.0.landed.notify_all();
@@ -95,7 +104,14 @@ impl Pending {
     /// is served early); for tests that check the laziness.
     #[doc(hidden)]
     pub fn early_states_built(&self) -> Option<usize> {
-        self.0.early.as_ref().map(OnDemand::states_built)
+        let early = self.0.early.lock().unwrap_or_else(|e| e.into_inner());
+        early.as_deref().map(OnDemand::states_built)
+    }
+
+    /// The end-of-sequence token ids: the artifact's, known before it is
+    /// there (they are the compiler's vocabulary's).
+    pub fn eos_tokens(&self) -> &[u32] {
+        &self.0.compiler.vocab().eos
     }
 
     /// Whether the artifact (or the compile's error) is there.
@@ -147,9 +163,16 @@ impl Pending {
             now: Now::Waiting,
         };
         let left = budget.or(self.0.default_budget);
-        if let (None, Some(early)) = (self.0.result.get(), &self.0.early) {
-            if let Some(state) = early.start(entry, left) {
+        let early = self
+            .0
+            .early
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if let (None, Some(machine)) = (self.0.result.get(), early) {
+            if let Some(state) = machine.start(entry, left) {
                 m.now = Now::Early(Early {
+                    machine,
                     state,
                     left,
                     ended: false,
@@ -162,6 +185,30 @@ impl Pending {
         m.switch(self.wait()?)?;
         Ok(m)
     }
+}
+
+/// How many of `tokens` the early position `e` accepts in a row, walked
+/// on a copy of it; `None` when a token needs the artifact to decide
+/// ([`Step::Unknown`]).
+fn early_prefix(vocab: &crate::Vocab, e: &Early, tokens: &[u32]) -> Option<usize> {
+    let (mut state, mut left, mut ended) = (e.state, e.left, e.ended);
+    for (i, &t) in tokens.iter().enumerate() {
+        if ended {
+            // After the end only EOS is taken (accept_token's rule).
+            if !vocab.eos.contains(&t) {
+                return Some(i);
+            }
+            continue;
+        }
+        match e.machine.step(state, t, left, vocab) {
+            Step::Refused => return Some(i),
+            Step::To(next) => state = next,
+            Step::End => ended = true,
+            Step::Unknown => return None,
+        }
+        left = left.map(|n| n.saturating_sub(1));
+    }
+    Some(tokens.len())
 }
 
 /// The error for a mask buffer shorter than the grammar's masks.
@@ -202,6 +249,8 @@ enum Now {
 
 /// An early matcher's position.
 struct Early {
+    /// The masks computed on demand it is served from.
+    machine: Arc<OnDemand>,
     state: u32,
     left: Option<u32>,
     /// An end-of-sequence token was accepted.
@@ -237,12 +286,7 @@ impl PendingMatcher {
     pub fn fill_mask(&mut self, out: &mut [u32]) -> Result<(), Error> {
         self.settle()?;
         if let Now::Early(e) = &self.now {
-            let early = self
-                .pending
-                .0
-                .early
-                .as_ref()
-                .expect("early matchers have masks");
+            let early = &e.machine;
             if out.len() < early.mask_words() {
                 return Err(short(out.len(), early.mask_words()));
             }
@@ -280,12 +324,7 @@ impl PendingMatcher {
                 e.record(token, before, self.rollback);
                 return Ok(true);
             }
-            let early = self
-                .pending
-                .0
-                .early
-                .as_ref()
-                .expect("early matchers have masks");
+            let early = &e.machine;
             let step = early.step(e.state, token, e.left, self.pending.0.compiler.vocab());
             match step {
                 Step::Refused => return Ok(false),
@@ -304,6 +343,48 @@ impl PendingMatcher {
             Now::Ready(m) => Ok(m.accept_token(token)),
             _ => unreachable!("settled"),
         }
+    }
+
+    /// How many of `tokens`, in order, would be accepted from here (a
+    /// speculative draft's longest valid prefix), without advancing: the
+    /// artifact's `validate_tokens`. Early, the draft is walked on a copy
+    /// of the position; a token only the artifact can decide waits for
+    /// it, as `accept_token` does.
+    pub fn validate_tokens(&mut self, tokens: &[u32]) -> Result<usize, Error> {
+        self.settle()?;
+        if let Now::Early(e) = &self.now {
+            if let Some(n) = early_prefix(self.pending.0.compiler.vocab(), e, tokens) {
+                return Ok(n);
+            }
+            self.finish()?;
+        }
+        match &self.now {
+            Now::Ready(m) => Ok(m.validate_tokens(tokens)),
+            _ => unreachable!("finish leaves the artifact's matcher"),
+        }
+    }
+
+    /// Writes into `out` the bytes every valid continuation starts with
+    /// (jump-forward) and returns how many, as the artifact's
+    /// `forced_bytes` does. Before the artifact is there: none, without
+    /// waiting (forcing is an optimization the engine does without; its
+    /// sampling under the early masks stays exact).
+    pub fn forced_bytes(&mut self, out: &mut [u8]) -> Result<usize, Error> {
+        self.settle()?;
+        Ok(match &self.now {
+            Now::Ready(m) => m.forced_bytes(out),
+            _ => 0,
+        })
+    }
+
+    /// Back to the start of the entry with the full budget, nothing to
+    /// roll back: a fresh matcher of the same compile (early while the
+    /// artifact is not there).
+    pub fn reset(&mut self) -> Result<(), Error> {
+        *self = self
+            .pending
+            .matcher(self.entry.as_deref(), self.budget, self.rollback)?;
+        Ok(())
     }
 
     /// Undoes the last `n` tokens; false, changing nothing, beyond the
@@ -329,15 +410,7 @@ impl PendingMatcher {
     /// Whether the output so far is complete.
     pub fn is_accepting(&self) -> bool {
         match &self.now {
-            Now::Early(e) => {
-                e.ended
-                    || self
-                        .pending
-                        .0
-                        .early
-                        .as_ref()
-                        .is_some_and(|o| o.accepts(e.state))
-            }
+            Now::Early(e) => e.ended || e.machine.accepts(e.state),
             Now::Ready(m) => m.is_accepting(),
             Now::Waiting => false,
         }

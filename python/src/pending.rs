@@ -10,11 +10,15 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 use tooldec_compiler::{Error, ErrorKind};
 use tooldec_runtime::layout::mask_words;
 
 use crate::compile::detached;
-use crate::{budget_arg, rollback_capacity, to_token, Artifact, Rows, DEFAULT_MAX_ROLLBACK};
+use crate::{
+    budget_arg, rollback_capacity, to_token, token_ids, Artifact, Rows, DEFAULT_FORCED_BYTES,
+    DEFAULT_MAX_ROLLBACK,
+};
 
 /// A tool list being compiled: `matcher()` serves requests at once,
 /// `wait()` gives the artifact. Thread-safe; create with
@@ -90,6 +94,13 @@ impl Pending {
         self.mask_width
     }
 
+    /// The end-of-sequence token ids (the artifact's, known before it is
+    /// there).
+    #[getter]
+    fn eos_token_ids(&self) -> Vec<u32> {
+        self.inner.eos_tokens().to_vec()
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "tooldec.Pending(ready={}, mask_width={})",
@@ -147,6 +158,68 @@ impl PendingMatcher {
         };
         let inner = &mut self.inner;
         detached(py, "accepting a token", || inner.accept_token(t))
+    }
+
+    /// Advances token by token; stops at the first one not allowed and
+    /// returns how many were accepted.
+    fn accept_tokens(&mut self, py: Python<'_>, tokens: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let ids = token_ids(tokens)?;
+        let inner = &mut self.inner;
+        detached(py, "accepting tokens", || {
+            let mut n = 0;
+            for &t in ids.as_slice() {
+                if !inner.accept_token(t)? {
+                    break;
+                }
+                n += 1;
+            }
+            Ok(n)
+        })
+    }
+
+    /// How many of `tokens`, in order, would be accepted from here (the
+    /// valid prefix of a speculative draft). Does not advance. May wait for
+    /// the artifact (GIL released).
+    fn validate_tokens(&mut self, py: Python<'_>, tokens: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let ids = token_ids(tokens)?;
+        let inner = &mut self.inner;
+        detached(py, "validating tokens", || {
+            inner.validate_tokens(ids.as_slice())
+        })
+    }
+
+    /// Whether `token_id` would be accepted now (does not advance).
+    fn is_allowed(&mut self, py: Python<'_>, token_id: i64) -> PyResult<bool> {
+        let Some(t) = to_token(token_id) else {
+            return Ok(false);
+        };
+        let inner = &mut self.inner;
+        detached(py, "validating a token", || {
+            Ok(inner.validate_tokens(&[t])? == 1)
+        })
+    }
+
+    /// The bytes every valid continuation starts with (jump-forward), at
+    /// most `max_bytes`, as `Matcher.forced_bytes` gives them once the
+    /// artifact is there; empty before (jump-forward waits for the
+    /// artifact, sampling does not).
+    #[pyo3(signature = (max_bytes=DEFAULT_FORCED_BYTES))]
+    fn forced_bytes<'py>(
+        &mut self,
+        py: Python<'py>,
+        max_bytes: usize,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let mut buf = vec![0u8; max_bytes];
+        let inner = &mut self.inner;
+        let n = detached(py, "forcing bytes", || inner.forced_bytes(&mut buf))?;
+        Ok(PyBytes::new(py, &buf[..n]))
+    }
+
+    /// Back to the start of the matcher's entry with its budget; forgets
+    /// the rollback history. Early again if the artifact is not there.
+    fn reset(&mut self, py: Python<'_>) -> PyResult<()> {
+        let inner = &mut self.inner;
+        detached(py, "resetting a matcher", || inner.reset())
     }
 
     /// Undoes the last `num_tokens` accepted tokens. Raises ValueError

@@ -2,6 +2,7 @@
 and comparing two artifacts mask by mask."""
 
 import json
+import pathlib
 import re
 
 import numpy as np
@@ -230,3 +231,59 @@ def assert_same(a, b, walks=6, seed=0, max_steps=160, ignore=()):
     for w in range(walks):
         budget = None if w % 2 == 0 else max(a.min_tokens + 24, 48)
         walk(a, b, rng, budget, entries[w % len(entries)], max_steps)
+
+
+WEATHER_TOOLS = pathlib.Path(__file__).resolve().parent.parent.parent / "grammars" / "examples" / "weather.json"
+
+
+def own_tools(max_tokens, format="hermes", entry=None):
+    """weather.json's tools as a request's own, in a spec with a budget."""
+    with open(WEATHER_TOOLS) as f:
+        tools = json.load(f)
+    spec = {"tooldec": {"tools": tools, "format": format}, "max_tokens": max_tokens}
+    if entry is not None:
+        spec["entry"] = entry
+    return tools, json.dumps(spec)
+
+
+def own_tools_engine(backend_tools):
+    """Points an adapter's ``ToolsCompiler`` at a GPT-2 compiler of its
+    own, the rest of each compile deferred: its grammars serve early until
+    a call needs the artifact (or the test waits for it)."""
+    backend_tools._compiler = tooldec.Compiler.gpt2()
+    backend_tools.deferred = True
+
+
+def serve_then_fail(fill, accept, mask_width, rng, pending, steps=5):
+    """Serves ``steps`` tokens sampled under ``fill``'s masks (early, the
+    rest of the compile deferred), then runs that compile, which must
+    fail; returns its message."""
+    import pytest
+
+    bm = np.zeros((1, (mask_width + 31) // 32), dtype=np.int32)
+    for _ in range(steps):
+        fill(bm)
+        logits = random_logits(rng, 1, mask_width, [])
+        tooldec.apply_token_bitmask(logits, bm)
+        accept(sample(rng, logits)[0])
+    with pytest.raises(ValueError) as failed:
+        pending.wait()
+    return str(failed.value)
+
+
+def complete_call(art, seed, entry=None, extra=40):
+    """The tokens of one complete output (EOS last): at each step a
+    seeded random token among those the mask allows, under a budget that
+    forces the call to finish."""
+    rng = np.random.default_rng(seed)
+    m = art.matcher(entry=entry, max_tokens=art.min_tokens + extra)
+    bm = tooldec.allocate_token_bitmask(1, art.mask_width)
+    tokens = []
+    while not m.is_terminated():
+        m.fill_next_token_bitmask(bm)
+        logits = random_logits(rng, 1, art.mask_width, art.eos_token_ids)
+        tooldec.apply_token_bitmask(logits, bm)
+        t = sample(rng, logits)[0]
+        assert m.accept_token(t), t
+        tokens.append(t)
+    return tokens

@@ -17,7 +17,7 @@ import pytest
 
 import tooldec
 from conftest import ROOT
-from helpers import assert_same, random_logits, sample
+from helpers import assert_same, complete_call, random_logits, sample, serve_then_fail
 
 WEATHER = ROOT / "grammars" / "examples" / "weather.json"
 TINY = ROOT / "grammars" / "examples" / "tiny.json"
@@ -39,24 +39,6 @@ def fresh(tools, **kwargs):
     it ready at once, and the rest of the compile deferred, so that only a
     matcher's own need moves it to the artifact."""
     return tooldec.Compiler.gpt2().start(tools, deferred=True, **kwargs)
-
-
-def complete_call(art, seed, entry=None, extra=40):
-    """The tokens of one complete output (EOS last): at each step a
-    seeded random token among those the mask allows, under a budget that
-    forces the call to finish."""
-    rng = np.random.default_rng(seed)
-    m = art.matcher(entry=entry, max_tokens=art.min_tokens + extra)
-    bm = tooldec.allocate_token_bitmask(1, art.mask_width)
-    tokens = []
-    while not m.is_terminated():
-        m.fill_next_token_bitmask(bm)
-        logits = random_logits(rng, 1, art.mask_width, art.eos_token_ids)
-        tooldec.apply_token_bitmask(logits, bm)
-        t = sample(rng, logits)[0]
-        assert m.accept_token(t), t
-        tokens.append(t)
-    return tokens
 
 
 def same_masks_along(pm, m, tokens, rollback_at=None):
@@ -266,3 +248,76 @@ def test_qwen_tokenizer_early_masks(data_dir, weather_tools, qwen):
         early, masks = early + e, masks + n
     assert early == masks
     assert_same(pending.wait(), qwen, walks=2)
+
+
+def test_drafts_jump_forward_and_reset_answer_as_a_matchers(weather_tools, weather):
+    """The rest of ``Matcher``'s methods: a draft's valid prefix and
+    ``is_allowed`` decided early as the artifact's matcher decides them,
+    without moving; ``accept_tokens`` stopping where it stops; no forced
+    bytes before the artifact and the artifact's after; ``reset`` back to
+    the start, still early."""
+    pending = fresh(weather_tools)
+    assert pending.eos_token_ids == weather.eos_token_ids
+    tokens = complete_call(weather, 3)
+    pm, m = pending.matcher(max_rollback=4), weather.matcher(max_rollback=4)
+    rng = np.random.default_rng(5)
+    for i, t in enumerate(tokens):
+        draft = list(tokens[i : i + 3]) + [int(rng.integers(weather.token_count))]
+        assert pm.validate_tokens(draft) == m.validate_tokens(draft), (i, draft)
+        assert pm.is_allowed(draft[-1]) == m.is_allowed(draft[-1]), (i, draft)
+        assert pm.forced_bytes() == b""
+        assert pm.accept_token(t) and m.accept_token(t)
+    assert pm.is_early() and pm.is_terminated() and not pending.is_ready()
+    pm.reset()
+    m.reset()
+    assert pm.is_early() and not pm.is_terminated()
+    with pytest.raises(ValueError, match="roll back 1"):
+        pm.rollback(1)  # a reset forgets the history
+    eos = weather.eos_token_ids[0]
+    stream = tokens[:4] + [eos] + tokens[4:]  # EOS in the middle of a call
+    assert pm.accept_tokens(stream) == m.accept_tokens(stream) == 4
+    assert pm.accept_tokens([-1]) == 0  # an invalid id ends the run
+    same_masks_along(pm, m, tokens[4:])
+    assert pm.is_early() and not pending.is_ready()
+    # Once the artifact is there: its forced bytes, step by step.
+    pending.wait()
+    pm, m = pending.matcher(), weather.matcher()
+    forced = 0
+    for t in tokens:
+        assert pm.forced_bytes() == m.forced_bytes()
+        forced += len(m.forced_bytes()) > 0
+        assert pm.accept_token(t) and m.accept_token(t)
+    assert forced > 0, "the walk never had forced bytes to compare"
+
+
+def test_a_compile_that_fails_late_ends_the_request_not_the_engine(weather_tools, weather):
+    """What the rest of a compile finds after ``start`` (here the DFA
+    state bound) reaches an adapter's matcher mid-request: it is kept and
+    logged, masks allow only EOS and no token is accepted (both engines
+    then end that request with an error), and nothing raises through the
+    engine. Other errors stay the caller's."""
+    from tooldec._specs import RequestMatcher
+
+    pending = fresh(weather_tools, max_states=30)
+    rm = RequestMatcher(pending, max_rollback=2)
+    rng = np.random.default_rng(9)
+    message = serve_then_fail(
+        lambda bm: rm.fill_next_token_bitmask(bm, 0), rm.accept_token, pending.mask_width, rng, pending
+    )
+    assert "30" in message, message
+    bm = tooldec.allocate_token_bitmask(2, pending.mask_width)
+    rm.fill_next_token_bitmask(bm, 1)
+    assert rm.error == message
+    allowed = np.flatnonzero(tooldec.bitmask_to_bool(bm[1], pending.mask_width))
+    assert allowed.tolist() == pending.eos_token_ids
+    assert not rm.accept_token(weather.eos_token_ids[0]) and not rm.accept_token(0)
+    assert rm.validate_tokens([0, 1]) == 0 and rm.forced_bytes() == b""
+    assert not rm.is_terminated() and not rm.is_accepting()
+    rm.rollback(1)
+    rm.reset()
+    assert rm.error is not None
+    # A compile that succeeds: a bad rollback is still a ValueError.
+    ok = RequestMatcher(fresh(weather_tools), max_rollback=1)
+    with pytest.raises(ValueError, match="roll back 3"):
+        ok.rollback(3)
+    assert ok.error is None and ok.is_early()

@@ -24,6 +24,7 @@ import tooldec
 import tooldec.sglang as tsg
 from conftest import record
 from helpers import GreedyTokenizer, allowed_ids, check_output, decode, random_logits, sample
+from helpers import complete_call, own_tools, own_tools_engine, serve_then_fail
 from sglang.srt.constrained import base_grammar_backend as bgb
 from sglang.srt.runtime_context import publish
 from sglang.srt.server_args import GRAMMAR_BACKEND_CHOICES, ServerArgs
@@ -330,3 +331,59 @@ def test_jump_forward_and_retokenize(backend, weather, tools):
         f"sglang: jump-forward, {len(reqs)} requests, {jumps} jumps over {jumped_bytes} forced "
         f"bytes, {rolled} tokens rolled back by re-tokenization"
     )
+
+
+def test_a_requests_own_tools_start_and_copies_move_to_the_artifact(backend):
+    """A request's own tools: the dispatched grammar serves at once (the
+    rest of the compile deferred), masks equal to the compiled artifact's,
+    no jump-forward before the artifact; copies made before it lands start
+    early too, and the first copy after it lands serves from the artifact
+    and lets the cached grammar drop the compile's early state."""
+    own_tools_engine(backend._tools)
+    tools, spec = own_tools(400, entry="required")
+    g = backend.dispatch_ebnf(spec)
+    assert isinstance(g, tsg.TooldecGrammar) and isinstance(g.artifact, tooldec.Pending)
+    early_copy = g.copy()
+    assert g.matcher.is_early() and early_copy.matcher.is_early()
+    ref = tooldec.Compiler.gpt2().compile(tools, format="hermes", vocab_size=MODEL_VOCAB, repair=True)
+    m = ref.matcher(entry="required", max_tokens=400)
+    vm = g.allocate_vocab_mask(MODEL_VOCAB, 2, "cpu")
+    steps = 0
+    for t in complete_call(ref, 6, entry="required"):
+        g.fill_vocab_mask(vm, 0)
+        m.fill_next_token_bitmask(vm, 1)
+        assert np.array_equal(np.asarray(vm[0]), np.asarray(vm[1])), f"step {steps}"
+        assert g.try_jump_forward(None) is None
+        g.accept_token(t)
+        assert m.accept_token(t)
+        steps += 1
+    assert g.is_terminated()
+    assert steps > 10 and g.matcher.is_early() and not g.artifact.is_ready()
+    g.artifact.wait()
+    late_copy = g.copy()
+    assert isinstance(g.artifact, tooldec.Artifact) and isinstance(late_copy.artifact, tooldec.Artifact)
+    assert isinstance(late_copy.matcher.inner, tooldec.Matcher)
+    assert early_copy.matcher.is_early()  # moves to the artifact on its next call
+    early_copy.fill_vocab_mask(vm, 0)
+    assert not early_copy.matcher.is_early()
+
+
+def test_a_late_compile_error_aborts_the_request_not_the_scheduler(backend):
+    """An error the rest of a request's compile finds (the DFA state
+    bound) after its grammar served: masks allow only EOS, ``accept_token``
+    raises ``ValueError`` with the compile's message (SGLang aborts that
+    request), and the cached grammar's copy is an invalid grammar."""
+    tools, _ = own_tools(64)
+    pending = tooldec.Compiler.gpt2().start(
+        tools, format="hermes", vocab_size=MODEL_VOCAB, max_states=30, deferred=True
+    )
+    g = tsg.TooldecGrammar(pending, key_string="late")
+    rng = np.random.default_rng(8)
+    message = serve_then_fail(lambda bm: g.fill_vocab_mask(bm, 0), g.accept_token, MODEL_VOCAB, rng, pending)
+    vm = g.allocate_vocab_mask(MODEL_VOCAB, 1, "cpu")
+    g.fill_vocab_mask(vm, 0)
+    assert allowed_ids(np.asarray(vm[0]), MODEL_VOCAB).tolist() == [EOS] and g.matcher.error == message
+    with pytest.raises(ValueError, match="did not compile"):
+        g.accept_token(EOS)
+    assert g.try_jump_forward(None) is None and not g.is_terminated()
+    assert isinstance(g.copy(), bgb.InvalidGrammarObject)

@@ -23,7 +23,8 @@ import pytest
 import tooldec
 import tooldec.vllm as tv
 from conftest import record
-from helpers import GreedyTokenizer, check_output, decode, random_logits, sample
+from helpers import GreedyTokenizer, allowed_ids, assert_same, check_output, decode, random_logits, sample
+from helpers import complete_call, own_tools, own_tools_engine, serve_then_fail
 from vllm.v1.structured_output.backend_types import (
     StructuredOutputBackend,
     StructuredOutputGrammar,
@@ -298,3 +299,84 @@ def test_artifacts_from_environment(weather_path, monkeypatch):
     monkeypatch.delenv("TOOLDEC_ARTIFACTS")
     with pytest.raises(ValueError, match="TOOLDEC_ARTIFACTS"):
         tv.TooldecBackend(vllm_config(), tokenizer=None, vocab_size=MODEL_VOCAB)
+
+
+def test_a_requests_own_tools_are_served_before_their_artifact(backend):
+    """A request's own tools: ``compile_grammar`` starts the compile and
+    returns at once. With the rest of the compile deferred, a whole
+    request runs on masks computed on demand (drafts validated, tokens
+    accepted and rolled back as the manager does), every mask the
+    compiled artifact's; the artifact is built only when waited for, and
+    a reset then serves from it."""
+    own_tools_engine(backend._tools)
+    tools, spec = own_tools(400, entry="required")
+    g = backend.compile_grammar(StructuredOutputOptions.STRUCTURAL_TAG, spec)
+    assert isinstance(g.matcher.inner, tooldec.PendingMatcher) and g.matcher.is_early()
+    ref = tooldec.Compiler.gpt2().compile(tools, format="hermes", vocab_size=MODEL_VOCAB, repair=True)
+    m = ref.matcher(entry="required", max_tokens=400, max_rollback=K + 1)
+    rng = np.random.default_rng(3)
+    bm = np.zeros((2, ref.mask_words), dtype=np.int32)
+    steps = 0
+    for t in complete_call(ref, 3, entry="required"):
+        g.fill_bitmask(bm, 0)
+        m.fill_next_token_bitmask(bm, 1)
+        assert np.array_equal(bm[0], bm[1]), f"step {steps}"
+        draft = [t] + [int(x) for x in rng.integers(0, 50257, K - 1)]
+        want = draft[: m.validate_tokens(draft)]
+        assert g.validate_tokens(draft) == (want[: want.index(EOS) + 1] if EOS in want else want)
+        assert g.accept_tokens("own", [t]) and m.accept_token(t)
+        g.rollback(1)
+        m.rollback(1)
+        assert g.accept_tokens("own", [t]) and m.accept_token(t)
+        steps += 1
+    assert g.is_terminated() and m.is_terminated()
+    assert steps > 10 and g.matcher.is_early() and not g.artifact.is_ready()
+    assert g.find_jump_string() is None  # jump-forward waits for the artifact
+    assert_same(g.artifact.wait(), ref, walks=2)
+    g.reset()  # back to the request's entry, not the grammar's default
+    m.reset("required")
+    g.fill_bitmask(bm, 0)
+    m.fill_next_token_bitmask(bm, 1)
+    assert np.array_equal(bm[0], bm[1]) and not g.matcher.is_early()
+    assert g.find_jump_string() == (m.forced_bytes().decode() or None)
+    record(f"vllm: a request's own tools served before their artifact: {steps} steps, every mask equal")
+
+
+def test_a_late_compile_error_ends_the_request_not_the_engine(backend):
+    """An error the rest of a request's compile finds (the DFA state
+    bound) after its grammar served: masks allow only EOS, nothing is
+    accepted (vLLM then finishes the request with FINISHED_ERROR) and no
+    call raises into the engine."""
+    tools, _ = own_tools(64)
+    pending = tooldec.Compiler.gpt2().start(
+        tools, format="hermes", vocab_size=MODEL_VOCAB, max_states=30, deferred=True
+    )
+    g = tv.TooldecGrammar(tv.RequestMatcher(pending, max_rollback=K + 1), MODEL_VOCAB)
+    rng = np.random.default_rng(4)
+    message = serve_then_fail(
+        lambda bm: g.fill_bitmask(bm, 0), lambda t: g.accept_tokens("late", [t]), MODEL_VOCAB, rng, pending
+    )
+    bm = np.zeros((1, (MODEL_VOCAB + 31) // 32), dtype=np.int32)
+    g.fill_bitmask(bm, 0)
+    assert allowed_ids(bm[0], MODEL_VOCAB).tolist() == [EOS] and g.matcher.error == message
+    assert not g.accept_tokens("late", [EOS])
+    assert g.validate_tokens([EOS]) == [] and g.find_jump_string() is None
+    assert not g.is_terminated()
+    g.rollback(1)
+    g.reset()
+
+
+def test_reset_returns_to_the_requests_entry(backend, hermes):
+    """A grammar made for an entry resets to that entry, as vLLM's
+    xgrammar grammar resets to its own start (a plain ``Matcher.reset()``
+    goes to the format's default entry, whose first mask differs)."""
+    g = backend.compile_grammar(StructuredOutputOptions.GRAMMAR, "tooldec:hermes/calls")
+    tok = GreedyTokenizer(hermes)
+    assert g.accept_tokens("r", tok.encode('<tool_call>\n{"name": "'))
+    g.reset()
+    bm = np.zeros((3, (MODEL_VOCAB + 31) // 32), dtype=np.int32)
+    g.fill_bitmask(bm, 0)
+    hermes.matcher(entry="calls").fill_next_token_bitmask(bm, 1)
+    hermes.matcher().fill_next_token_bitmask(bm, 2)
+    assert np.array_equal(bm[0], bm[1]) and not np.array_equal(bm[1], bm[2])
+    assert g.num_processed_tokens == 0

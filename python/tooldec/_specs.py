@@ -25,15 +25,18 @@ start on their own, with ``TOOLDEC_ARTIFACTS="name=path.tdm,other=o.tdm"``
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Mapping, Optional, Union
 
-from ._tooldec import Artifact, Compiler
+from ._tooldec import Artifact, Compiler, Matcher, Pending, PendingMatcher
 
 PREFIX = "tooldec:"
 ENV = "TOOLDEC_ARTIFACTS"
+
+logger = logging.getLogger("tooldec")
 
 ArtifactsLike = Union[None, str, "os.PathLike[str]", Artifact, Mapping[str, Any]]
 
@@ -246,23 +249,195 @@ class ToolsCompiler:
     threads (its cache returns the artifact of a tool list seen before at
     once), within the compiler's default time and memory limits, repairing
     what has one clear reading (``repair=True``: a sloppy tool list should
-    not fail a request)."""
+    not fail a request).
 
-    def __init__(self, tokenizer: Any, vocab_size: Optional[int]):
+    ``deferred``: ``start`` runs the rest of a compile on the first call
+    that needs the artifact instead of on a thread (tests that must see
+    masks served early)."""
+
+    def __init__(self, tokenizer: Any, vocab_size: Optional[int], deferred: bool = False):
         self.tokenizer = tokenizer
         self.vocab_size = vocab_size
+        self.deferred = deferred
         self._compiler: Optional[Compiler] = None
         self._lock = threading.Lock()
 
-    def compile(self, spec: Spec) -> Artifact:
+    def _get(self) -> Compiler:
         with self._lock:
             if self._compiler is None:
                 if self.tokenizer is None:
                     raise ValueError("tooldec: a request's own tools need the engine's tokenizer")
                 self._compiler = Compiler(self.tokenizer)
-        return self._compiler.compile(
+            return self._compiler
+
+    def compile(self, spec: Spec) -> Artifact:
+        return self._get().compile(
             spec.tools, format=spec.format, vocab_size=self.vocab_size, repair=True
         )
+
+    def start(self, spec: Spec) -> Pending:
+        """Starts the compile: errors in the tools raise here, and the
+        ``Pending``'s matchers serve masks at once (computed on demand,
+        equal to the artifact's) while the artifact is built on a thread.
+        A tool list the compiler has kept comes back ready."""
+        return self._get().start(
+            spec.tools,
+            format=spec.format,
+            vocab_size=self.vocab_size,
+            repair=True,
+            deferred=self.deferred,
+        )
+
+
+#: What a request's matchers come from.
+Source = Union[Artifact, Pending]
+
+
+def grammar_source(tools: ToolsCompiler, artifacts: Mapping[str, Artifact], spec: Spec) -> Source:
+    """A request's own tools, started so that its first mask does not
+    wait for the whole artifact; compiled outright when the request names
+    one tool (a one-tool matcher needs the artifact's tool tables); else
+    the configured artifact the spec names."""
+    if spec.tools is None:
+        return resolve(artifacts, spec)
+    if spec.tool is not None:
+        return tools.compile(spec)
+    return tools.start(spec)
+
+
+def source_matcher(
+    source: Source,
+    entry: Optional[str],
+    max_tokens: Optional[int],
+    max_rollback: int,
+    tool: Optional[str] = None,
+) -> Union[Matcher, PendingMatcher]:
+    """A matcher at the start of ``entry`` with the request's budget: the
+    artifact's, or a pending compile's (early while the artifact is not
+    there; both have the methods the engine adapters call)."""
+    if isinstance(source, Pending):
+        if tool is not None:  # grammar_source compiles such requests outright
+            raise ValueError(f"tooldec: tool {tool!r}: a one-tool matcher needs the artifact")
+        return source.matcher(entry=entry, budget=max_tokens, max_rollback=max_rollback)
+    return source.matcher(entry=entry, max_tokens=max_tokens, max_rollback=max_rollback, tool=tool)
+
+
+def settled(source: Source) -> Source:
+    """The artifact once a pending compile has landed (so that what
+    engines keep does not hold the compile's early state), else
+    ``source`` (also when the compile failed: its matchers say so)."""
+    if isinstance(source, Pending) and source.is_ready():
+        try:
+            return source.wait()
+        except ValueError:
+            return source
+    return source
+
+
+def compile_error(source: Source) -> Optional[str]:
+    """The error of a pending compile that landed failed, else None."""
+    if not isinstance(source, Pending) or not source.is_ready():
+        return None
+    try:
+        source.wait()
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+class RequestMatcher:
+    """One request's matcher as the engine adapters drive it: from an
+    artifact, or from a pending compile (served early, then from its
+    artifact). Other attributes are the matcher's own (``state``,
+    ``tokens_left``...).
+
+    ``start`` raised every error the tool list itself shows; what the rest
+    of the compile can still find (the DFA state bound, a time or memory
+    limit) cannot be raised through an engine's batch mask fill, so it is
+    kept in ``error`` and logged: masks then allow only EOS and no token is
+    accepted, which vLLM (``accept_tokens`` false) and SGLang
+    (``accept_token`` raising) turn into the request's end with an error,
+    the engine going on."""
+
+    def __init__(
+        self,
+        source: Source,
+        entry: Optional[str] = None,
+        max_tokens: Optional[int] = None,
+        max_rollback: int = 0,
+        tool: Optional[str] = None,
+    ) -> None:
+        self.source = source
+        self.entry = entry
+        self.max_rollback = max_rollback
+        self.eos_token_ids = list(source.eos_token_ids)
+        self.error: Optional[str] = None
+        self.inner = source_matcher(source, entry, max_tokens, max_rollback, tool)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "inner":  # not set yet: __init__ failed
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def _failed(self) -> bool:
+        """Whether the pending compile failed (kept in ``error``, logged
+        once); a ``ValueError`` raised otherwise is the caller's."""
+        if self.error is None:
+            self.error = compile_error(self.source)
+            if self.error is not None:
+                logger.error("tooldec: the request's tools did not compile: %s", self.error)
+        return self.error is not None
+
+    def _guarded(self, failed: Any, method: str, *args: Any) -> Any:
+        """The matcher's ``method(*args)``, or ``failed`` once the compile
+        failed."""
+        if self.error is None:
+            try:
+                return getattr(self.inner, method)(*args)
+            except ValueError:
+                if not self._failed():
+                    raise
+        return failed
+
+    def fill_next_token_bitmask(self, bitmask: Any, index: int = 0) -> None:
+        if self._guarded(False, "fill_next_token_bitmask", bitmask, index) is not False:
+            return
+        bitmask[index] = 0  # the compile failed: EOS only
+        for t in self.eos_token_ids:
+            word = int(bitmask[index, t >> 5]) & 0xFFFFFFFF | 1 << (t & 31)
+            bitmask[index, t >> 5] = word - (1 << 32) if word >> 31 else word
+
+    def accept_token(self, token_id: int) -> bool:
+        return self._guarded(False, "accept_token", token_id)
+
+    def validate_tokens(self, tokens: Any) -> int:
+        return self._guarded(0, "validate_tokens", tokens)
+
+    def forced_bytes(self) -> bytes:
+        return self._guarded(b"", "forced_bytes")
+
+    def rollback(self, num_tokens: int) -> None:
+        self._guarded(None, "rollback", num_tokens)
+
+    def reset(self) -> None:
+        """Back to the start of the request's entry with its budget (a
+        ``Matcher``'s own ``reset()`` goes to the grammar's default entry;
+        a ``PendingMatcher``'s to the one it was made for)."""
+        named = self.entry is not None and isinstance(self.inner, Matcher)
+        self._guarded(None, "reset", *((self.entry,) if named else ()))
+
+    def is_terminated(self) -> bool:
+        return self.error is None and self.inner.is_terminated()
+
+    def is_accepting(self) -> bool:
+        return self.error is None and self.inner.is_accepting()
+
+    def describe(self, token: int) -> str:
+        """``token`` and, when the artifact is there, its bytes."""
+        art = settled(self.source)
+        if isinstance(art, Artifact):
+            return f"{token} ({art.token_bytes(token)!r})"
+        return str(token)
 
 
 def wrap_once(owner: Any, name: str, wrap: Callable[[Any], Any]) -> bool:

@@ -20,6 +20,13 @@ At creation the backend checks every artifact against the engine's
 tokenizer (its vocabulary fingerprint, ``tooldec.vocab_fingerprint``) and
 refuses one compiled for another vocabulary.
 
+A request's own tools are started, not compiled (``Compiler.start``): the
+dispatched grammar serves masks computed on demand (equal to the
+artifact's) until the artifact lands; jump-forward starts then. An error
+only the rest of that compile finds makes ``accept_token`` raise
+``ValueError``, which SGLang's scheduler turns into that request's abort
+(``tooldec._specs.RequestMatcher``).
+
 Interfaces matched (``python/sglang/srt/constrained/base_grammar_backend.py``
 at sgl-project/sglang@99e1c51617bf, and ``xgrammar_backend.py`` at
 @65cf1ed0b8b1 for the semantics): ``BaseGrammarObject`` (``accept_token``
@@ -48,9 +55,12 @@ from ._bitmask import allocate_token_bitmask, apply_token_bitmask
 from ._specs import (
     ArtifactsLike,
     check_width,
+    grammar_source,
     load_artifacts,
     parse_spec,
-    resolve,
+    RequestMatcher,
+    settled,
+    Source,
     tools_spec,
     ToolsCompiler,
     with_budget,
@@ -99,7 +109,7 @@ class TooldecGrammar(BaseGrammarObject):
 
     def __init__(
         self,
-        artifact: Artifact,
+        artifact: Source,
         entry: Optional[str] = None,
         max_tokens: Optional[int] = None,
         max_rollback: int = MAX_ROLLBACK_TOKENS,
@@ -108,23 +118,25 @@ class TooldecGrammar(BaseGrammarObject):
         tool: Optional[str] = None,
     ) -> None:
         super().__init__()
+        #: An artifact, or a request's own tools still compiling.
         self.artifact = artifact
         self.entry = entry
         self.max_tokens = max_tokens
         self.max_rollback = max_rollback
         self.key_string = key_string
         self.tool = tool
-        self.matcher = matcher or artifact.matcher(
-            entry=entry, max_tokens=max_tokens, max_rollback=max_rollback, tool=tool
-        )
+        self.matcher = matcher or RequestMatcher(artifact, entry, max_tokens, max_rollback, tool)
 
     def accept_token(self, token: int) -> None:
         if self.matcher.is_terminated():
             return  # tokens after EOS change nothing (as with xgrammar)
         self.current_token = token
         if not self.matcher.accept_token(int(token)):
+            error = getattr(self.matcher, "error", None)
+            if error is not None:
+                raise ValueError(f"tooldec: the request's tools did not compile: {error}")
             raise ValueError(
-                f"tooldec: token {token} ({self.artifact.token_bytes(int(token))!r}) is not "
+                f"tooldec: token {self.matcher.describe(int(token))} is not "
                 f"allowed here (grammar {self.key_string!r})"
             )
 
@@ -164,17 +176,25 @@ class TooldecGrammar(BaseGrammarObject):
                 pass
         apply_token_bitmask(logits, vocab_mask)
 
-    def copy(self) -> "TooldecGrammar":
+    def copy(self) -> Any:
         """A fresh grammar at the start, for the next request with the same
-        key (SGLang caches one grammar per key and copies it)."""
-        return TooldecGrammar(
-            self.artifact,
-            self.entry,
-            self.max_tokens,
-            self.max_rollback,
-            self.key_string,
-            tool=self.tool,
-        )
+        key (SGLang caches one grammar per key and copies it): from the
+        artifact once the compile has landed (the cached grammar then lets
+        the compile's early state go); an invalid grammar, not an
+        exception, if that compile failed."""
+        self.artifact = settled(self.artifact)
+        try:
+            return TooldecGrammar(
+                self.artifact,
+                self.entry,
+                self.max_tokens,
+                self.max_rollback,
+                self.key_string,
+                tool=self.tool,
+            )
+        except ValueError as e:
+            logger.error("tooldec: grammar %r: %s", self.key_string, e)
+            return _invalid(str(e))
 
     # Jump-forward: the bytes the grammar forces from here.
 
@@ -270,9 +290,8 @@ class TooldecGrammarBackend(BaseGrammarBackend):
                 return dispatch(key_string)
             return self._not_supported(key_type, key_string)
         try:
-            art = self._tools.compile(spec) if spec.tools is not None else resolve(self.artifacts, spec)
             return TooldecGrammar(
-                art,
+                grammar_source(self._tools, self.artifacts, spec),
                 spec.entry,
                 spec.max_tokens,
                 self.max_rollback,

@@ -32,6 +32,13 @@ or a structural tag ``{"tooldec": "weather", "entry": "start"}``. Other
 grammars go to ``fallback`` (a backend class built with the same arguments,
 e.g. vLLM's ``XgrammarBackend``) or are refused.
 
+A request's own tools are started, not compiled (``Compiler.start``):
+``compile_grammar`` returns after lowering, its grammar serves masks
+computed on demand (equal to the artifact's) until the artifact lands.
+An error only the rest of that compile finds makes ``accept_tokens``
+return False, which vLLM's scheduler turns into ``FINISHED_ERROR`` for that
+request (``tooldec._specs.RequestMatcher``).
+
 Matched against ``vllm/v1/structured_output/backend_types.py`` at
 vllm-project/vllm@d26c81b6ef91 (the abstract classes), ``backend_xgrammar.py``
 at @0b940c496a21 and the ``StructuredOutputManager.grammar_bitmask`` of
@@ -45,7 +52,7 @@ import logging
 import os
 import threading
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, Union
 
 from vllm.v1.structured_output.backend_types import (
     StructuredOutputBackend,
@@ -57,9 +64,10 @@ from ._bitmask import allocate_token_bitmask
 from ._specs import (
     ArtifactsLike,
     check_width,
+    grammar_source,
     load_artifacts,
     parse_spec,
-    resolve,
+    RequestMatcher,
     tools_spec,
     ToolsCompiler,
     with_budget,
@@ -90,15 +98,19 @@ class TooldecGrammar(StructuredOutputGrammar):
 
     def __init__(
         self,
-        matcher: Matcher,
+        matcher: Union[Matcher, RequestMatcher],
         vocab_size: int,
         artifact: Optional[Artifact] = None,
         stop_token_ids: Optional[Iterable[int]] = None,
     ):
         self.matcher = matcher
         self.vocab_size = vocab_size
-        self.artifact = artifact if artifact is not None else matcher.artifact
-        self._eos = frozenset(self.artifact.eos_token_ids)
+        if artifact is None:
+            # A request's own tools may still be compiling: what the
+            # matcher serves from (an artifact, or the pending compile).
+            artifact = matcher.source if isinstance(matcher, RequestMatcher) else matcher.artifact
+        self.artifact = artifact
+        self._eos = frozenset(artifact.eos_token_ids)
         # The request's other stop tokens end generation wherever they are
         # sampled: like vLLM's xgrammar backend, keep them masked until
         # the call is complete (the artifact's EOS ends it then).
@@ -112,12 +124,16 @@ class TooldecGrammar(StructuredOutputGrammar):
             if self.matcher.is_terminated():
                 return True  # drafts past EOS: nothing left to constrain
             if not self.matcher.accept_token(int(t)):
-                logger.error(
-                    "tooldec: request %s: token %s is not allowed after %d tokens",
-                    request_id,
-                    t,
-                    self.num_processed_tokens,
-                )
+                error = getattr(self.matcher, "error", None)
+                if error is None:
+                    logger.error(
+                        "tooldec: request %s: token %s is not allowed after %d tokens",
+                        request_id,
+                        t,
+                        self.num_processed_tokens,
+                    )
+                else:  # logged where it was found
+                    logger.error("tooldec: request %s ends: its tools did not compile", request_id)
                 return False
             self.num_processed_tokens += 1
         return True
@@ -212,14 +228,9 @@ class TooldecBackend(StructuredOutputBackend):
                 "artifact ('tooldec:NAME' or {\"tooldec\": \"NAME\"}) and no fallback backend "
                 "is configured"
             )
-        art = self._tools.compile(spec) if spec.tools is not None else resolve(self.artifacts, spec)
-        matcher = art.matcher(
-            entry=spec.entry,
-            max_tokens=spec.max_tokens,
-            max_rollback=self.max_rollback,
-            tool=spec.tool,
-        )
-        return TooldecGrammar(matcher, self.vocab_size, art, stop_token_ids)
+        source = grammar_source(self._tools, self.artifacts, spec)
+        matcher = RequestMatcher(source, spec.entry, spec.max_tokens, self.max_rollback, spec.tool)
+        return TooldecGrammar(matcher, self.vocab_size, stop_token_ids=stop_token_ids)
 
     def allocate_token_bitmask(self, max_num_seqs: int) -> Any:
         """An all-ones CPU ``int32`` bitmask ``(max_num_seqs, ceil(vocab_size
