@@ -1291,6 +1291,55 @@ tooldec_status tooldec_pending_matcher_accept_token(struct tooldec_pending_match
 tooldec_status tooldec_pending_matcher_rollback(struct tooldec_pending_matcher *m, size_t n);
 
 /**
+ * How many of `tokens`, in order, the matcher would accept from here
+ * (the longest valid prefix of a speculative draft), stored in `*valid`;
+ * does not advance. As `tooldec_matcher_validate_tokens`, decided early
+ * while it can be; may wait for the artifact, then fails with the
+ * compile's status if the compile failed.
+ *
+ * Thread safety: writes `m` (see `tooldec_pending_matcher`).
+ *
+ * # Safety
+ * `m` is NULL or a live handle; `tokens` holds `n` tokens (NULL if
+ * `n` = 0); `valid` is valid for a write.
+ */
+tooldec_status tooldec_pending_matcher_validate_tokens(struct tooldec_pending_matcher *m,
+                                                       const uint32_t *tokens,
+                                                       size_t n,
+                                                       size_t *valid);
+
+/**
+ * Jump-forward: as `tooldec_matcher_forced_bytes` once the artifact is
+ * there; before it, 0 bytes (forcing needs the artifact; sampling under
+ * the early masks does not). Fails with the compile's status if the
+ * compile failed.
+ *
+ * Thread safety: writes `m` (see `tooldec_pending_matcher`).
+ *
+ * # Safety
+ * `m` is NULL or a live handle; `out` holds `cap` writable bytes (NULL
+ * if `cap` = 0); `len` is valid for a write.
+ */
+tooldec_status tooldec_pending_matcher_forced_bytes(struct tooldec_pending_matcher *m,
+                                                    uint8_t *out,
+                                                    size_t cap,
+                                                    size_t *len);
+
+/**
+ * Back to the start of the entry the matcher was made for (unlike
+ * `tooldec_matcher_reset`, which goes to the artifact's default entry),
+ * with its budget; forgets the rollback history. Early again while the
+ * artifact is not there; fails with the compile's status if the compile
+ * failed.
+ *
+ * Thread safety: writes `m` (see `tooldec_pending_matcher`).
+ *
+ * # Safety
+ * `m` is NULL or a live handle.
+ */
+tooldec_status tooldec_pending_matcher_reset(struct tooldec_pending_matcher *m);
+
+/**
  * The output so far is a complete, valid call. False for NULL.
  *
  * Thread safety: reads `m` (see `tooldec_pending_matcher`).

@@ -88,6 +88,33 @@ pub(crate) fn write<H: Failing>(
     }
 }
 
+/// Runs an operation that counts something (tokens, bytes) on a matcher
+/// (or a pending matcher): `*count` is zeroed first and must not be NULL
+/// (`TOOLDEC_ERR_NULL`); what `f` counts is stored there, its error
+/// status returned as is.
+///
+/// # Safety
+/// `count` is NULL or valid for a write.
+pub(crate) unsafe fn write_count<H: Failing>(
+    m: *mut H,
+    count: *mut usize,
+    f: impl FnOnce(&mut H) -> Result<usize, tooldec_status>,
+) -> tooldec_status {
+    // SAFETY: NULL or writable (the caller's contract).
+    unsafe { put(count, 0) };
+    if count.is_null() {
+        return TOOLDEC_ERR_NULL;
+    }
+    write(m, |h| match f(h) {
+        Ok(k) => {
+            // SAFETY: checked non-NULL above; writable by contract.
+            unsafe { count.write(k) };
+            TOOLDEC_OK
+        }
+        Err(s) => s,
+    })
+}
+
 /// Names the entries of the artifact, for an error message.
 struct Entries<'a>(&'a tooldec_runtime::Grammar<'a>);
 

@@ -16,7 +16,7 @@ use tooldec_runtime::layout::mask_words;
 
 use crate::artifact::tooldec_artifact;
 use crate::compile::compile_status;
-use crate::matcher::{mask_out, matcher_args, read, write};
+use crate::matcher::{mask_out, matcher_args, read, write, write_count};
 use crate::message::{ErrOut, Failing, Message};
 use crate::{guard, guard_with, put, tooldec_status};
 use crate::{
@@ -332,6 +332,86 @@ pub unsafe extern "C" fn tooldec_pending_matcher_rollback(
                 if n == 1 { "" } else { "s" }
             ),
         )
+    })
+}
+
+/// How many of `tokens`, in order, the matcher would accept from here
+/// (the longest valid prefix of a speculative draft), stored in `*valid`;
+/// does not advance. As `tooldec_matcher_validate_tokens`, decided early
+/// while it can be; may wait for the artifact, then fails with the
+/// compile's status if the compile failed.
+///
+/// Thread safety: writes `m` (see `tooldec_pending_matcher`).
+///
+/// # Safety
+/// `m` is NULL or a live handle; `tokens` holds `n` tokens (NULL if
+/// `n` = 0); `valid` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn tooldec_pending_matcher_validate_tokens(
+    m: *mut tooldec_pending_matcher,
+    tokens: *const u32,
+    n: usize,
+    valid: *mut usize,
+) -> tooldec_status {
+    // SAFETY: `valid` is NULL or writable (the caller's contract).
+    unsafe {
+        write_count(m, valid, |h| {
+            // SAFETY: `tokens` holds `n` tokens (the caller's contract).
+            let tokens = crate::slice_in(tokens, n)?;
+            h.inner
+                .validate_tokens(tokens)
+                .map_err(|e| h.fail(compile_status(&e), format_args!("{e}")))
+        })
+    }
+}
+
+/// Jump-forward: as `tooldec_matcher_forced_bytes` once the artifact is
+/// there; before it, 0 bytes (forcing needs the artifact; sampling under
+/// the early masks does not). Fails with the compile's status if the
+/// compile failed.
+///
+/// Thread safety: writes `m` (see `tooldec_pending_matcher`).
+///
+/// # Safety
+/// `m` is NULL or a live handle; `out` holds `cap` writable bytes (NULL
+/// if `cap` = 0); `len` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn tooldec_pending_matcher_forced_bytes(
+    m: *mut tooldec_pending_matcher,
+    out: *mut u8,
+    cap: usize,
+    len: *mut usize,
+) -> tooldec_status {
+    // SAFETY: `len` is NULL or writable (the caller's contract).
+    unsafe {
+        write_count(m, len, |h| {
+            // SAFETY: `out` holds `cap` writable bytes (the caller's
+            // contract).
+            let buf = crate::slice_out(out, cap)?;
+            h.inner
+                .forced_bytes(buf)
+                .map_err(|e| h.fail(compile_status(&e), format_args!("{e}")))
+        })
+    }
+}
+
+/// Back to the start of the entry the matcher was made for (unlike
+/// `tooldec_matcher_reset`, which goes to the artifact's default entry),
+/// with its budget; forgets the rollback history. Early again while the
+/// artifact is not there; fails with the compile's status if the compile
+/// failed.
+///
+/// Thread safety: writes `m` (see `tooldec_pending_matcher`).
+///
+/// # Safety
+/// `m` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn tooldec_pending_matcher_reset(
+    m: *mut tooldec_pending_matcher,
+) -> tooldec_status {
+    write(m, |h| match h.inner.reset() {
+        Ok(()) => TOOLDEC_OK,
+        Err(e) => h.fail(compile_status(&e), format_args!("{e}")),
     })
 }
 

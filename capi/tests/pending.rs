@@ -13,17 +13,19 @@ use std::ptr;
 
 use tooldec::{
     tooldec_compiler_start, tooldec_compiler_start_deferred, tooldec_matcher,
-    tooldec_matcher_accept_token, tooldec_matcher_fill_mask, tooldec_matcher_free,
-    tooldec_matcher_is_accepting, tooldec_matcher_is_terminated, tooldec_matcher_new,
-    tooldec_matcher_rollback, tooldec_pending, tooldec_pending_free, tooldec_pending_is_ready,
-    tooldec_pending_mask_words, tooldec_pending_matcher, tooldec_pending_matcher_accept_token,
-    tooldec_pending_matcher_fill_mask, tooldec_pending_matcher_free,
-    tooldec_pending_matcher_is_accepting, tooldec_pending_matcher_is_early,
-    tooldec_pending_matcher_is_terminated, tooldec_pending_matcher_last_error,
-    tooldec_pending_matcher_new, tooldec_pending_matcher_rollback, tooldec_pending_wait,
-    tooldec_status, TOOLDEC_ERR_BUDGET, TOOLDEC_ERR_BUFFER_TOO_SMALL, TOOLDEC_ERR_COMPILE,
-    TOOLDEC_ERR_INVALID, TOOLDEC_ERR_NO_ENTRY, TOOLDEC_ERR_NULL, TOOLDEC_ERR_REJECTED,
-    TOOLDEC_ERR_ROLLBACK, TOOLDEC_NO_BUDGET, TOOLDEC_OK,
+    tooldec_matcher_accept_token, tooldec_matcher_fill_mask, tooldec_matcher_forced_bytes,
+    tooldec_matcher_free, tooldec_matcher_is_accepting, tooldec_matcher_is_terminated,
+    tooldec_matcher_new, tooldec_matcher_rollback, tooldec_matcher_validate_tokens,
+    tooldec_pending, tooldec_pending_free, tooldec_pending_is_ready, tooldec_pending_mask_words,
+    tooldec_pending_matcher, tooldec_pending_matcher_accept_token,
+    tooldec_pending_matcher_fill_mask, tooldec_pending_matcher_forced_bytes,
+    tooldec_pending_matcher_free, tooldec_pending_matcher_is_accepting,
+    tooldec_pending_matcher_is_early, tooldec_pending_matcher_is_terminated,
+    tooldec_pending_matcher_last_error, tooldec_pending_matcher_new, tooldec_pending_matcher_reset,
+    tooldec_pending_matcher_rollback, tooldec_pending_matcher_validate_tokens,
+    tooldec_pending_wait, tooldec_status, TOOLDEC_ERR_BUDGET, TOOLDEC_ERR_BUFFER_TOO_SMALL,
+    TOOLDEC_ERR_COMPILE, TOOLDEC_ERR_INVALID, TOOLDEC_ERR_NO_ENTRY, TOOLDEC_ERR_NULL,
+    TOOLDEC_ERR_REJECTED, TOOLDEC_ERR_ROLLBACK, TOOLDEC_NO_BUDGET, TOOLDEC_OK,
 };
 use tooldec_runtime::Artifact;
 use tooldec_testkit::walk::{seed, SplitMix64, Walker};
@@ -551,5 +553,133 @@ fn null_pointers_are_refused() {
         assert!(!tooldec_pending_matcher_last_error(none).is_null());
         tooldec_pending_matcher_free(none);
         tooldec_pending_free(ptr::null_mut());
+    }
+}
+
+/// The valid prefix of `draft`: the pending matcher's and the artifact
+/// matcher's.
+fn validated(e: &Early, m: &Plain, draft: &[u32]) -> (usize, usize) {
+    let (mut x, mut y) = (usize::MAX, usize::MAX);
+    // SAFETY: live handles of this thread, `draft.len()` readable tokens,
+    // writable counts.
+    unsafe {
+        assert_eq!(
+            tooldec_pending_matcher_validate_tokens(e.0, draft.as_ptr(), draft.len(), &mut x),
+            TOOLDEC_OK,
+            "{}",
+            e.last_error()
+        );
+        assert_eq!(
+            tooldec_matcher_validate_tokens(m.0, draft.as_ptr(), draft.len(), &mut y),
+            TOOLDEC_OK
+        );
+    }
+    (x, y)
+}
+
+/// The forced bytes of the pending matcher and of the artifact's.
+fn forced(e: &Early, m: &Plain) -> (Vec<u8>, Vec<u8>) {
+    let (mut a, mut b) = (vec![0u8; 256], vec![0u8; 256]);
+    let (mut x, mut y) = (usize::MAX, usize::MAX);
+    // SAFETY: live handles of this thread, 256-byte buffers, writable
+    // lengths.
+    unsafe {
+        assert_eq!(
+            tooldec_pending_matcher_forced_bytes(e.0, a.as_mut_ptr(), a.len(), &mut x),
+            TOOLDEC_OK
+        );
+        assert_eq!(
+            tooldec_matcher_forced_bytes(m.0, b.as_mut_ptr(), b.len(), &mut y),
+            TOOLDEC_OK
+        );
+    }
+    (a[..x].to_vec(), b[..y].to_vec())
+}
+
+#[test]
+fn drafts_jump_forward_and_reset_answer_as_a_matchers() {
+    let tools = example("tiny.json");
+    let options = Some(r#"{"format": "qwen3"}"#);
+    let entry = Some("required");
+    let art = c_compile(&gpt2(&[]).unwrap(), tools.as_bytes(), options).unwrap();
+    let words = Artifact::from_bytes(art.payload())
+        .unwrap()
+        .grammar()
+        .mask_words();
+    let tokens = complete_calls(art.payload(), entry, 1, "drafts").remove(0);
+    let pending = start(&gpt2(&[]).unwrap(), &tools, options, true).unwrap();
+    let e = pending.matcher(entry, None, 4).unwrap();
+    let m = plain(&art, entry, None);
+    let mut rng = SplitMix64::new(3);
+    for (i, &t) in tokens.iter().enumerate() {
+        let mut draft = tokens[i..tokens.len().min(i + 3)].to_vec();
+        draft.push(rng.below(50257) as u32);
+        let (x, y) = validated(&e, &m, &draft);
+        assert_eq!(x, y, "step {i}: draft {draft:?}");
+        assert_eq!(
+            forced(&e, &m).0,
+            b"",
+            "step {i}: forced bytes before the artifact"
+        );
+        // SAFETY: live handles of this thread.
+        unsafe {
+            assert_eq!(tooldec_pending_matcher_accept_token(e.0, t), TOOLDEC_OK);
+            assert_eq!(tooldec_matcher_accept_token(m.0, t), TOOLDEC_OK);
+        }
+    }
+    // Back to the entry it was made for, still early: the walk again.
+    // SAFETY: a live handle of this thread.
+    assert_eq!(unsafe { tooldec_pending_matcher_reset(e.0) }, TOOLDEC_OK);
+    assert!(e.is_early() && !pending.is_ready());
+    let fresh = plain(&art, entry, None);
+    let (early, masks) = same_masks_along(&e, &fresh, words, &tokens, None);
+    assert_eq!(early, masks);
+    // Once the artifact is there: its forced bytes at every step.
+    pending.wait().unwrap();
+    let (e, m) = (
+        pending.matcher(entry, None, 0).unwrap(),
+        plain(&art, entry, None),
+    );
+    let mut some = 0;
+    for &t in &tokens {
+        let (x, y) = forced(&e, &m);
+        assert_eq!(x, y);
+        some += !y.is_empty() as usize;
+        // SAFETY: live handles of this thread.
+        unsafe {
+            assert_eq!(tooldec_pending_matcher_accept_token(e.0, t), TOOLDEC_OK);
+            assert_eq!(tooldec_matcher_accept_token(m.0, t), TOOLDEC_OK);
+        }
+    }
+    assert!(some > 0, "the walk had no forced bytes to compare");
+    // NULL handles and out-pointers.
+    let mut n = 7usize;
+    // SAFETY: NULL handles and out-pointers are what is tested.
+    unsafe {
+        assert_eq!(
+            tooldec_pending_matcher_reset(ptr::null_mut()),
+            TOOLDEC_ERR_NULL
+        );
+        assert_eq!(
+            tooldec_pending_matcher_validate_tokens(e.0, tokens.as_ptr(), 1, ptr::null_mut()),
+            TOOLDEC_ERR_NULL
+        );
+        assert_eq!(
+            tooldec_pending_matcher_validate_tokens(ptr::null_mut(), tokens.as_ptr(), 1, &mut n),
+            TOOLDEC_ERR_NULL
+        );
+        assert_eq!(n, 0, "the count is zeroed first");
+        assert_eq!(
+            tooldec_pending_matcher_validate_tokens(e.0, ptr::null(), 2, &mut n),
+            TOOLDEC_ERR_NULL
+        );
+        assert_eq!(
+            tooldec_pending_matcher_forced_bytes(e.0, ptr::null_mut(), 4, &mut n),
+            TOOLDEC_ERR_NULL
+        );
+        assert_eq!(
+            tooldec_pending_matcher_forced_bytes(e.0, ptr::null_mut(), 0, ptr::null_mut()),
+            TOOLDEC_ERR_NULL
+        );
     }
 }
