@@ -1206,6 +1206,30 @@ bool tooldec_pending_is_ready(const struct tooldec_pending *p);
 size_t tooldec_pending_mask_words(const struct tooldec_pending *p);
 
 /**
+ * The mask width of the compile in tokens (its `vocab_size`, else the
+ * tokenizer's token count): what `tooldec_artifact_mask_width` will say
+ * of its artifact. 0 for NULL.
+ *
+ * Thread safety: any number of threads at once.
+ *
+ * # Safety
+ * `p` is NULL or a live handle.
+ */
+size_t tooldec_pending_mask_width(const struct tooldec_pending *p);
+
+/**
+ * Copies the fingerprint of the compile's vocabulary into `out`
+ * (`TOOLDEC_FINGERPRINT_BYTES` bytes): the one its artifact will record,
+ * for checking an engine's tokenizer before the artifact is there.
+ *
+ * Thread safety: any number of threads at once.
+ *
+ * # Safety
+ * `p` is NULL or a live handle; `out` is NULL or holds 32 writable bytes.
+ */
+tooldec_status tooldec_pending_vocab_fingerprint(const struct tooldec_pending *p, uint8_t *out);
+
+/**
  * Frees a pending handle (NULL: nothing). A compile still running goes on
  * (the compiler keeps its artifact); matchers made from the handle stay
  * valid.
@@ -1338,6 +1362,33 @@ tooldec_status tooldec_pending_matcher_forced_bytes(struct tooldec_pending_match
  * `m` is NULL or a live handle.
  */
 tooldec_status tooldec_pending_matcher_reset(struct tooldec_pending_matcher *m);
+
+/**
+ * Whether `token` would be accepted now, without advancing: a draft of
+ * one token (`tooldec_pending_matcher_validate_tokens`), decided early
+ * while it can be. False for NULL, for an id past the mask width, and
+ * when the compile failed (then `_last_error` says why).
+ *
+ * Thread safety: writes `m` (see `tooldec_pending_matcher`): a token
+ * only the artifact can decide waits for it.
+ *
+ * # Safety
+ * `m` is NULL or a live handle.
+ */
+bool tooldec_pending_matcher_is_allowed(struct tooldec_pending_matcher *m, uint32_t token);
+
+/**
+ * Stores in `*out` an independent copy of the matcher (position, tokens
+ * left, rollback history; early or not, as `m` is), freed with
+ * `tooldec_pending_matcher_free`; NULL on failure.
+ *
+ * Thread safety: reads `m` (see `tooldec_pending_matcher`).
+ *
+ * # Safety
+ * `m` is NULL or a live handle; `out` is NULL or valid for a write.
+ */
+tooldec_status tooldec_pending_matcher_clone(const struct tooldec_pending_matcher *m,
+                                             struct tooldec_pending_matcher **out);
 
 /**
  * The output so far is a complete, valid call. False for NULL.

@@ -50,8 +50,8 @@ const _: () = assert!(TOOLDEC_DEFAULT_CACHE_BYTES == ::tooldec_compiler::DEFAULT
 pub struct tooldec_compiler {
     /// Shared with the compiles it started (`tooldec_compiler_start`),
     /// which outlive the handle.
-    inner: Arc<Compiler>,
-    fingerprint: [u8; TOOLDEC_FINGERPRINT_BYTES],
+    pub(crate) inner: Arc<Compiler>,
+    pub(crate) fingerprint: [u8; TOOLDEC_FINGERPRINT_BYTES],
 }
 
 /// Borrows a handle the C caller passed.
@@ -435,7 +435,7 @@ pub unsafe extern "C" fn tooldec_compiler_compile(
             out,
             err,
             err_len,
-            |c, set, opts| Ok(tooldec_artifact::new(c.compile(set, opts)?.grammar)),
+            |c, set, opts| Ok(tooldec_artifact::new(c.inner.compile(set, opts)?.grammar)),
         )
     }
 }
@@ -480,7 +480,7 @@ pub unsafe extern "C" fn tooldec_compiler_start(
             out,
             err,
             err_len,
-            |c, set, opts| Ok(tooldec_pending::new(c.start(set, opts)?, c, opts)),
+            |c, set, opts| Ok(tooldec_pending::new(c.inner.start(set, opts)?, c, opts)),
         )
     }
 }
@@ -515,7 +515,13 @@ pub unsafe extern "C" fn tooldec_compiler_start_deferred(
             out,
             err,
             err_len,
-            |c, set, opts| Ok(tooldec_pending::new(c.start_deferred(set, opts)?, c, opts)),
+            |c, set, opts| {
+                Ok(tooldec_pending::new(
+                    c.inner.start_deferred(set, opts)?,
+                    c,
+                    opts,
+                ))
+            },
         )
     }
 }
@@ -535,7 +541,7 @@ unsafe fn run_compile<T>(
     out: *mut *mut T,
     err: *mut c_char,
     err_len: usize,
-    make: impl FnOnce(&Arc<Compiler>, &ToolSet, &Options) -> Result<T, Error>,
+    make: impl FnOnce(&tooldec_compiler, &ToolSet, &Options) -> Result<T, Error>,
 ) -> tooldec_status {
     // SAFETY: the caller's contract for `err`.
     let err = unsafe { ErrOut::new(err, err_len) };
@@ -570,7 +576,7 @@ unsafe fn run_compile<T>(
             };
             let made = flags
                 .prepare(text)
-                .and_then(|(set, opts)| make(&compiler.inner, &set, &opts));
+                .and_then(|(set, opts)| make(compiler, &set, &opts));
             match made {
                 Ok(handle) => {
                     let handle = Box::into_raw(Box::new(handle));

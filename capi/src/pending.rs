@@ -11,14 +11,15 @@
 
 use std::ffi::c_char;
 
-use ::tooldec_compiler::{Compiler, Error, ErrorKind, Options, Pending, PendingMatcher};
+use ::tooldec_compiler::{Error, ErrorKind, Options, Pending, PendingMatcher};
 use tooldec_runtime::layout::mask_words;
 
 use crate::artifact::tooldec_artifact;
 use crate::compile::compile_status;
+use crate::compile::tooldec_compiler;
 use crate::matcher::{mask_out, matcher_args, read, write, write_count};
 use crate::message::{ErrOut, Failing, Message};
-use crate::{guard, guard_with, put, tooldec_status};
+use crate::{guard, guard_with, put, tooldec_status, TOOLDEC_FINGERPRINT_BYTES};
 use crate::{
     TOOLDEC_ERR_BUDGET, TOOLDEC_ERR_INVALID, TOOLDEC_ERR_NO_ENTRY, TOOLDEC_ERR_NULL,
     TOOLDEC_ERR_PANIC, TOOLDEC_ERR_REJECTED, TOOLDEC_ERR_ROLLBACK, TOOLDEC_NO_BUDGET, TOOLDEC_OK,
@@ -36,15 +37,18 @@ pub struct tooldec_pending {
     width: usize,
     /// The compile's `max_tokens`: a matcher's budget when given none.
     default_budget: Option<u32>,
+    /// The compiler's vocabulary fingerprint, which its artifact records.
+    fingerprint: [u8; TOOLDEC_FINGERPRINT_BYTES],
 }
 
 impl tooldec_pending {
-    pub(crate) fn new(inner: Pending, compiler: &Compiler, opts: &Options) -> tooldec_pending {
-        let width = opts.mask_width.unwrap_or(compiler.vocab().len() as u32);
+    pub(crate) fn new(inner: Pending, c: &tooldec_compiler, opts: &Options) -> tooldec_pending {
+        let width = opts.mask_width.unwrap_or(c.inner.vocab().len() as u32);
         tooldec_pending {
             inner,
             width: width as usize,
             default_budget: opts.max_tokens,
+            fingerprint: c.fingerprint,
         }
     }
 
@@ -138,6 +142,47 @@ pub unsafe extern "C" fn tooldec_pending_is_ready(p: *const tooldec_pending) -> 
 #[no_mangle]
 pub unsafe extern "C" fn tooldec_pending_mask_words(p: *const tooldec_pending) -> usize {
     read(p, 0, |p| p.words())
+}
+
+/// The mask width of the compile in tokens (its `vocab_size`, else the
+/// tokenizer's token count): what `tooldec_artifact_mask_width` will say
+/// of its artifact. 0 for NULL.
+///
+/// Thread safety: any number of threads at once.
+///
+/// # Safety
+/// `p` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn tooldec_pending_mask_width(p: *const tooldec_pending) -> usize {
+    read(p, 0, |p| p.width)
+}
+
+/// Copies the fingerprint of the compile's vocabulary into `out`
+/// (`TOOLDEC_FINGERPRINT_BYTES` bytes): the one its artifact will record,
+/// for checking an engine's tokenizer before the artifact is there.
+///
+/// Thread safety: any number of threads at once.
+///
+/// # Safety
+/// `p` is NULL or a live handle; `out` is NULL or holds 32 writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn tooldec_pending_vocab_fingerprint(
+    p: *const tooldec_pending,
+    out: *mut u8,
+) -> tooldec_status {
+    if out.is_null() {
+        return TOOLDEC_ERR_NULL;
+    }
+    read(p, TOOLDEC_ERR_NULL, |p| {
+        // SAFETY: non-NULL, 32 writable bytes (the contract above).
+        match unsafe { crate::slice_out(out, TOOLDEC_FINGERPRINT_BYTES) } {
+            Ok(dst) => {
+                dst.copy_from_slice(&p.fingerprint);
+                TOOLDEC_OK
+            }
+            Err(s) => s,
+        }
+    })
 }
 
 /// Frees a pending handle (NULL: nothing). A compile still running goes on
@@ -412,6 +457,69 @@ pub unsafe extern "C" fn tooldec_pending_matcher_reset(
     write(m, |h| match h.inner.reset() {
         Ok(()) => TOOLDEC_OK,
         Err(e) => h.fail(compile_status(&e), format_args!("{e}")),
+    })
+}
+
+/// Whether `token` would be accepted now, without advancing: a draft of
+/// one token (`tooldec_pending_matcher_validate_tokens`), decided early
+/// while it can be. False for NULL, for an id past the mask width, and
+/// when the compile failed (then `_last_error` says why).
+///
+/// Thread safety: writes `m` (see `tooldec_pending_matcher`): a token
+/// only the artifact can decide waits for it.
+///
+/// # Safety
+/// `m` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn tooldec_pending_matcher_is_allowed(
+    m: *mut tooldec_pending_matcher,
+    token: u32,
+) -> bool {
+    let mut allowed = false;
+    write(m, |h| {
+        if token as usize >= h.width {
+            return TOOLDEC_OK;
+        }
+        match h.inner.validate_tokens(&[token]) {
+            Ok(n) => {
+                allowed = n == 1;
+                TOOLDEC_OK
+            }
+            Err(e) => h.fail(compile_status(&e), format_args!("{e}")),
+        }
+    });
+    allowed
+}
+
+/// Stores in `*out` an independent copy of the matcher (position, tokens
+/// left, rollback history; early or not, as `m` is), freed with
+/// `tooldec_pending_matcher_free`; NULL on failure.
+///
+/// Thread safety: reads `m` (see `tooldec_pending_matcher`).
+///
+/// # Safety
+/// `m` is NULL or a live handle; `out` is NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn tooldec_pending_matcher_clone(
+    m: *const tooldec_pending_matcher,
+    out: *mut *mut tooldec_pending_matcher,
+) -> tooldec_status {
+    // SAFETY: `out` is NULL or writable (the caller's contract).
+    unsafe { put(out, std::ptr::null_mut()) };
+    if out.is_null() {
+        return TOOLDEC_ERR_NULL;
+    }
+    read(m, TOOLDEC_ERR_NULL, |h| {
+        let copy = Box::into_raw(Box::new(tooldec_pending_matcher {
+            inner: h.inner.clone(),
+            width: h.width,
+            words: h.words,
+            rollback: h.rollback,
+            error: Message::new(),
+        }));
+        // SAFETY: checked non-NULL above; writable by contract.
+        unsafe { out.write(copy) };
+        TOOLDEC_OK
     })
 }
 

@@ -29,22 +29,26 @@ use common::{capi_dir, compile_c, run, write_file};
 use tooldec_compiler::vocab::{Token, Vocab};
 use tooldec_runtime::Artifact;
 
+/// A stand-in driver (`test/SOURCE`) built with the adapter and the
+/// stand-in, as `name`.
+fn build_driver(name: &str, source: &str) -> PathBuf {
+    let dir = capi_dir().join("adapters/llama_cpp");
+    let inc = format!("-I{}", dir.display());
+    let inc_test = format!("-I{}", dir.join("test").display());
+    compile_c(
+        name,
+        &[
+            dir.join("test").join(source),
+            dir.join("test/llama_standin.c"),
+            dir.join("tooldec_llama_sampler.c"),
+        ],
+        &["-DTOOLDEC_LLAMA_STANDIN", &inc, &inc_test],
+    )
+}
+
 fn driver() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let dir = capi_dir().join("adapters/llama_cpp");
-        let inc = format!("-I{}", dir.display());
-        let inc_test = format!("-I{}", dir.join("test").display());
-        compile_c(
-            "capi-llama-drive",
-            &[
-                dir.join("test/drive.c"),
-                dir.join("test/llama_standin.c"),
-                dir.join("tooldec_llama_sampler.c"),
-            ],
-            &["-DTOOLDEC_LLAMA_STANDIN", &inc, &inc_test],
-        )
-    })
+    BUILT.get_or_init(|| build_driver("capi-llama-drive", "drive.c"))
 }
 
 /// llama.cpp's token attributes (`enum llama_token_attr`) the stand-in
@@ -251,4 +255,102 @@ fn llama_sampler_chain_samples_complete_calls() {
         "{runs} calls, {tokens} tokens sampled through the adapter, {:.2?}",
         t.elapsed()
     );
+}
+
+fn pending_driver() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| build_driver("capi-llama-drive-pending", "drive_pending.c"))
+}
+
+/// A request's own tools, sampled while they compile: the sampler starts
+/// on masks computed on demand, moves to the artifact when a step needs
+/// it (the budget tightens), and every token it let through is accepted
+/// by the finished artifact's matcher, ending in a complete call.
+#[test]
+fn llama_sampler_serves_a_compile_still_running() {
+    let tools = capi_dir().join("../grammars/examples/weather.json");
+    let (vocab, other) = vocab_files();
+    let gpt2 = Vocab::builtin_gpt2().expect("the built-in GPT-2 vocabulary");
+    for seed in 1..=3u64 {
+        let args: Vec<PathBuf> = vec![
+            tools.clone(),
+            vocab.clone(),
+            other.clone(),
+            "50304".into(),
+            seed.to_string().into(),
+        ];
+        let args: Vec<&Path> = args.iter().map(|p| p.as_path()).collect();
+        let out = run(pending_driver(), &args);
+        let check = |name: &str| -> String {
+            out.lines()
+                .find_map(|l| l.strip_prefix(&format!("check {name} ")))
+                .unwrap_or_else(|| panic!("no check {name} in\n{out}"))
+                .to_string()
+        };
+        let refused = check("other_vocab_refused");
+        assert!(
+            refused.starts_with("1 | the tools were compiled for vocabulary (sha256 ")
+                && refused.contains("\u{2026}), not this one (sha256 "),
+            "{refused}"
+        );
+        assert!(
+            check("narrow_model_refused").starts_with(
+                "1 | the model's logits width 50256 is smaller than the compile's mask width 50257"
+            ),
+            "{}",
+            check("narrow_model_refused")
+        );
+        assert!(
+            check("unknown_entry_refused").starts_with("1 | entry \"nowhere\""),
+            "{}",
+            check("unknown_entry_refused")
+        );
+        assert_eq!(check("which"), "1 1");
+        let early: usize = check("early").parse().expect("a count");
+        assert!(early > 0, "no step was served early:\n{out}");
+        assert_eq!(check("clone_same"), "1");
+        assert!(
+            check("subset_same").starts_with("1 "),
+            "{}",
+            check("subset_same")
+        );
+        assert_eq!(check("artifact_walk"), "1 1");
+        assert_eq!(check("reset"), "0 0 0");
+        assert_eq!(check("not_ours"), "1");
+        let bound = check("state_bound");
+        assert!(
+            bound.starts_with("failed 1 after ")
+                && bound.contains("| grammar too large: the DFA exceeds 10 states"),
+            "{bound}"
+        );
+
+        let tokens: Vec<u32> = out
+            .lines()
+            .filter_map(|l| l.strip_prefix("token "))
+            .map(|t| t.parse().expect("a token id"))
+            .collect();
+        assert!(
+            out.lines().any(|l| l == format!("done {} 1", tokens.len())),
+            "{out}"
+        );
+        assert!(
+            tokens.len() <= 161,
+            "{} tokens over a budget of 160",
+            tokens.len()
+        );
+        let text: Vec<u8> = tokens
+            .iter()
+            .filter_map(|&t| match gpt2.tokens.get(t as usize) {
+                Some(Token::Text(b)) => Some(b.clone()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        let text = String::from_utf8_lossy(&text).into_owned();
+        check_calls(&text, true);
+        eprintln!(
+            "seed {seed}: {} tokens, {early} served early: {text:?}",
+            tokens.len()
+        );
+    }
 }

@@ -12,20 +12,22 @@ use std::ffi::{c_char, CStr, CString};
 use std::ptr;
 
 use tooldec::{
-    tooldec_compiler_start, tooldec_compiler_start_deferred, tooldec_matcher,
-    tooldec_matcher_accept_token, tooldec_matcher_fill_mask, tooldec_matcher_forced_bytes,
-    tooldec_matcher_free, tooldec_matcher_is_accepting, tooldec_matcher_is_terminated,
-    tooldec_matcher_new, tooldec_matcher_rollback, tooldec_matcher_validate_tokens,
-    tooldec_pending, tooldec_pending_free, tooldec_pending_is_ready, tooldec_pending_mask_words,
-    tooldec_pending_matcher, tooldec_pending_matcher_accept_token,
-    tooldec_pending_matcher_fill_mask, tooldec_pending_matcher_forced_bytes,
-    tooldec_pending_matcher_free, tooldec_pending_matcher_is_accepting,
+    tooldec_artifact_mask_width, tooldec_artifact_vocab_fingerprint, tooldec_compiler_start,
+    tooldec_compiler_start_deferred, tooldec_matcher, tooldec_matcher_accept_token,
+    tooldec_matcher_fill_mask, tooldec_matcher_forced_bytes, tooldec_matcher_free,
+    tooldec_matcher_is_accepting, tooldec_matcher_is_terminated, tooldec_matcher_new,
+    tooldec_matcher_rollback, tooldec_matcher_validate_tokens, tooldec_pending,
+    tooldec_pending_free, tooldec_pending_is_ready, tooldec_pending_mask_width,
+    tooldec_pending_mask_words, tooldec_pending_matcher, tooldec_pending_matcher_accept_token,
+    tooldec_pending_matcher_clone, tooldec_pending_matcher_fill_mask,
+    tooldec_pending_matcher_forced_bytes, tooldec_pending_matcher_free,
+    tooldec_pending_matcher_is_accepting, tooldec_pending_matcher_is_allowed,
     tooldec_pending_matcher_is_early, tooldec_pending_matcher_is_terminated,
     tooldec_pending_matcher_last_error, tooldec_pending_matcher_new, tooldec_pending_matcher_reset,
     tooldec_pending_matcher_rollback, tooldec_pending_matcher_validate_tokens,
-    tooldec_pending_wait, tooldec_status, TOOLDEC_ERR_BUDGET, TOOLDEC_ERR_BUFFER_TOO_SMALL,
-    TOOLDEC_ERR_COMPILE, TOOLDEC_ERR_INVALID, TOOLDEC_ERR_NO_ENTRY, TOOLDEC_ERR_NULL,
-    TOOLDEC_ERR_REJECTED, TOOLDEC_ERR_ROLLBACK, TOOLDEC_NO_BUDGET, TOOLDEC_OK,
+    tooldec_pending_vocab_fingerprint, tooldec_pending_wait, tooldec_status, TOOLDEC_ERR_BUDGET,
+    TOOLDEC_ERR_BUFFER_TOO_SMALL, TOOLDEC_ERR_COMPILE, TOOLDEC_ERR_INVALID, TOOLDEC_ERR_NO_ENTRY,
+    TOOLDEC_ERR_NULL, TOOLDEC_ERR_REJECTED, TOOLDEC_ERR_ROLLBACK, TOOLDEC_NO_BUDGET, TOOLDEC_OK,
 };
 use tooldec_runtime::Artifact;
 use tooldec_testkit::walk::{seed, SplitMix64, Walker};
@@ -537,7 +539,20 @@ fn null_pointers_are_refused() {
         assert!(m.is_null());
         assert!(!tooldec_pending_is_ready(ptr::null()));
         assert_eq!(tooldec_pending_mask_words(ptr::null()), 0);
+        assert_eq!(tooldec_pending_mask_width(ptr::null()), 0);
+        let mut fp = [0u8; 32];
+        assert_eq!(
+            tooldec_pending_vocab_fingerprint(ptr::null(), fp.as_mut_ptr()),
+            TOOLDEC_ERR_NULL
+        );
         let none = ptr::null_mut();
+        assert!(!tooldec_pending_matcher_is_allowed(none, 0));
+        let mut copy = ptr::dangling_mut();
+        assert_eq!(
+            tooldec_pending_matcher_clone(none, &mut copy),
+            TOOLDEC_ERR_NULL
+        );
+        assert!(copy.is_null(), "a failed clone stores NULL");
         assert_eq!(
             tooldec_pending_matcher_fill_mask(none, mask.as_mut_ptr(), mask.len()),
             TOOLDEC_ERR_NULL
@@ -610,6 +625,25 @@ fn drafts_jump_forward_and_reset_answer_as_a_matchers() {
     let pending = start(&gpt2(&[]).unwrap(), &tools, options, true).unwrap();
     let e = pending.matcher(entry, None, 4).unwrap();
     let m = plain(&art, entry, None);
+    // The compile's vocabulary and width, before the artifact: the
+    // artifact's.
+    let (mut ours, mut theirs) = ([0u8; 32], [1u8; 32]);
+    // SAFETY: live handles, 32-byte buffers.
+    unsafe {
+        assert_eq!(
+            tooldec_pending_vocab_fingerprint(pending.0, ours.as_mut_ptr()),
+            TOOLDEC_OK
+        );
+        assert_eq!(
+            tooldec_artifact_vocab_fingerprint(art.0, theirs.as_mut_ptr()),
+            TOOLDEC_OK
+        );
+        assert_eq!(
+            tooldec_pending_mask_width(pending.0),
+            tooldec_artifact_mask_width(art.0)
+        );
+    }
+    assert_eq!(ours, theirs);
     let mut rng = SplitMix64::new(3);
     for (i, &t) in tokens.iter().enumerate() {
         let mut draft = tokens[i..tokens.len().min(i + 3)].to_vec();

@@ -231,7 +231,9 @@ fn run(job: Job) -> Result<Loaded, Error> {
 }
 
 /// A matcher of a [`Pending`] compile: the artifact's matcher once the
-/// artifact is there, masks computed on demand before.
+/// artifact is there, masks computed on demand before. A clone is an
+/// independent matcher at the same position (the early state is shared).
+#[derive(Clone)]
 pub struct PendingMatcher {
     pending: Pending,
     entry: Option<String>,
@@ -240,6 +242,7 @@ pub struct PendingMatcher {
     now: Now,
 }
 
+#[derive(Clone)]
 enum Now {
     /// Only while being created.
     Waiting,
@@ -248,6 +251,7 @@ enum Now {
 }
 
 /// An early matcher's position.
+#[derive(Clone)]
 struct Early {
     /// The masks computed on demand it is served from.
     machine: Arc<OnDemand>,

@@ -8,6 +8,7 @@
 #include "tooldec_llama_sampler.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,8 +16,11 @@
  * instead of filling the whole mask. */
 #define TOOLDEC_FEW_CANDIDATES 32
 
+/* One of `matcher` and `pending` is set: a finished artifact's matcher, or
+ * a pending compile's (masks computed on demand until the artifact lands). */
 struct tooldec_llama_ctx {
     tooldec_matcher *matcher;
+    tooldec_pending_matcher *pending;
     char *entry;        /* NULL: the default entry */
     uint32_t *mask;     /* words words: the model's logits width */
     size_t words;
@@ -31,9 +35,24 @@ static const char *tooldec_llama_name(const struct llama_sampler *smpl) {
     return "tooldec";
 }
 
+static tooldec_status ctx_accept(struct tooldec_llama_ctx *ctx, uint32_t token) {
+    return ctx->pending ? tooldec_pending_matcher_accept_token(ctx->pending, token)
+                        : tooldec_matcher_accept_token(ctx->matcher, token);
+}
+
+static tooldec_status ctx_fill(struct tooldec_llama_ctx *ctx) {
+    return ctx->pending ? tooldec_pending_matcher_fill_mask(ctx->pending, ctx->mask, ctx->words)
+                        : tooldec_matcher_fill_mask(ctx->matcher, ctx->mask, ctx->words);
+}
+
+static bool ctx_allowed(struct tooldec_llama_ctx *ctx, uint32_t token) {
+    return ctx->pending ? tooldec_pending_matcher_is_allowed(ctx->pending, token)
+                        : tooldec_matcher_is_allowed(ctx->matcher, token);
+}
+
 static void tooldec_llama_accept(struct llama_sampler *smpl, llama_token token) {
     struct tooldec_llama_ctx *ctx = smpl->ctx;
-    if (token < 0 || tooldec_matcher_accept_token(ctx->matcher, (uint32_t)token) != TOOLDEC_OK) {
+    if (token < 0 || ctx_accept(ctx, (uint32_t)token) != TOOLDEC_OK) {
         ctx->failed = true;
     }
 }
@@ -41,17 +60,18 @@ static void tooldec_llama_accept(struct llama_sampler *smpl, llama_token token) 
 static void tooldec_llama_apply(struct llama_sampler *smpl, llama_token_data_array *cur_p) {
     struct tooldec_llama_ctx *ctx = smpl->ctx;
     bool few = cur_p->size < TOOLDEC_FEW_CANDIDATES;
-    if (!few && tooldec_matcher_fill_mask(ctx->matcher, ctx->mask, ctx->words) != TOOLDEC_OK) {
-        few = true; /* cannot happen: the width was checked at creation */
-    }
+    /* An artifact's matcher cannot fail to fill (the width was checked at
+     * creation); a pending one fails when the rest of its compile did, and
+     * then nothing is allowed (its per-token answers are false too). */
+    bool dead = !few && ctx_fill(ctx) != TOOLDEC_OK;
     bool changed = false;
     for (size_t i = 0; i < cur_p->size; i++) {
         llama_token id = cur_p->data[i].id;
         bool allowed;
-        if (id < 0 || id >= ctx->n_vocab) {
+        if (dead || id < 0 || id >= ctx->n_vocab) {
             allowed = false;
         } else if (few) {
-            allowed = tooldec_matcher_is_allowed(ctx->matcher, (uint32_t)id);
+            allowed = ctx_allowed(ctx, (uint32_t)id);
         } else {
             allowed = (ctx->mask[(uint32_t)id / 32] >> ((uint32_t)id % 32)) & 1u;
         }
@@ -67,7 +87,9 @@ static void tooldec_llama_apply(struct llama_sampler *smpl, llama_token_data_arr
 
 static void tooldec_llama_reset(struct llama_sampler *smpl) {
     struct tooldec_llama_ctx *ctx = smpl->ctx;
-    if (ctx->entry) {
+    if (ctx->pending) {
+        tooldec_pending_matcher_reset(ctx->pending); /* its own entry */
+    } else if (ctx->entry) {
         tooldec_matcher_reset_to(ctx->matcher, ctx->entry);
     } else {
         tooldec_matcher_reset(ctx->matcher);
@@ -90,21 +112,25 @@ static char *copy_string(const char *s) {
 static void free_ctx(struct tooldec_llama_ctx *ctx) {
     if (ctx) {
         tooldec_matcher_free(ctx->matcher);
+        tooldec_pending_matcher_free(ctx->pending);
         free(ctx->entry);
         free(ctx->mask);
         free(ctx);
     }
 }
 
-/* A context around `matcher` (taken over, freed on failure). */
-static struct tooldec_llama_ctx *new_ctx(tooldec_matcher *matcher, const char *entry,
-                                         int32_t n_vocab) {
+/* A context around `matcher` or `pending` (the one given is taken over,
+ * freed on failure). */
+static struct tooldec_llama_ctx *new_ctx(tooldec_matcher *matcher, tooldec_pending_matcher *pending,
+                                         const char *entry, int32_t n_vocab) {
     struct tooldec_llama_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) {
         tooldec_matcher_free(matcher);
+        tooldec_pending_matcher_free(pending);
         return NULL;
     }
     ctx->matcher = matcher;
+    ctx->pending = pending;
     ctx->n_vocab = n_vocab;
     ctx->words = ((size_t)n_vocab + 31) / 32;
     ctx->mask = malloc(ctx->words * sizeof *ctx->mask);
@@ -119,10 +145,13 @@ static struct tooldec_llama_ctx *new_ctx(tooldec_matcher *matcher, const char *e
 static struct llama_sampler *tooldec_llama_clone(const struct llama_sampler *smpl) {
     const struct tooldec_llama_ctx *ctx = smpl->ctx;
     tooldec_matcher *copy = NULL;
-    if (tooldec_matcher_clone(ctx->matcher, &copy) != TOOLDEC_OK) {
+    tooldec_pending_matcher *pending_copy = NULL;
+    tooldec_status s = ctx->pending ? tooldec_pending_matcher_clone(ctx->pending, &pending_copy)
+                                    : tooldec_matcher_clone(ctx->matcher, &copy);
+    if (s != TOOLDEC_OK) {
         return NULL;
     }
-    struct tooldec_llama_ctx *c = new_ctx(copy, ctx->entry, ctx->n_vocab);
+    struct tooldec_llama_ctx *c = new_ctx(copy, pending_copy, ctx->entry, ctx->n_vocab);
     if (!c) {
         return NULL;
     }
@@ -251,7 +280,68 @@ struct llama_sampler *tooldec_llama_sampler_init(const tooldec_artifact *artifac
     if (tooldec_matcher_new(artifact, entry, budget, rollback, &m, err, err_len) != TOOLDEC_OK) {
         return NULL;
     }
-    struct tooldec_llama_ctx *ctx = new_ctx(m, entry, n_vocab);
+    struct tooldec_llama_ctx *ctx = new_ctx(m, NULL, entry, n_vocab);
+    if (!ctx) {
+        set_error(err, err_len, "out of memory");
+        return NULL;
+    }
+    return llama_sampler_init(&tooldec_llama_iface, ctx);
+}
+
+/* The first 8 bytes of a fingerprint in hex, then an ellipsis (as the
+ * runtime's vocabulary message shows them). */
+static void short_hex(const uint8_t *fp, char out[20]) {
+    static const char digits[] = "0123456789abcdef";
+    for (int i = 0; i < 8; i++) {
+        out[2 * i] = digits[fp[i] >> 4];
+        out[2 * i + 1] = digits[fp[i] & 15];
+    }
+    memcpy(out + 16, "\xe2\x80\xa6", 4); /* U+2026 and the NUL */
+}
+
+struct llama_sampler *tooldec_llama_sampler_init_pending(const tooldec_pending *pending,
+                                                         const struct llama_vocab *vocab,
+                                                         const char *entry,
+                                                         const uint32_t *budget,
+                                                         size_t rollback,
+                                                         int32_t n_vocab,
+                                                         char *err,
+                                                         size_t err_len) {
+    if (!pending) {
+        set_error(err, err_len, "pending is NULL");
+        return NULL;
+    }
+    if (n_vocab <= 0) {
+        set_error(err, err_len, "n_vocab must be positive");
+        return NULL;
+    }
+    uint8_t ours[TOOLDEC_FINGERPRINT_BYTES], theirs[TOOLDEC_FINGERPRINT_BYTES];
+    if (tooldec_llama_vocab_fingerprint(vocab, ours, err, err_len) != TOOLDEC_OK) {
+        return NULL;
+    }
+    tooldec_pending_vocab_fingerprint(pending, theirs);
+    if (memcmp(ours, theirs, sizeof ours) != 0) {
+        char a[20], b[20], msg[160];
+        short_hex(theirs, a);
+        short_hex(ours, b);
+        snprintf(msg, sizeof msg, "the tools were compiled for vocabulary (sha256 %s), not this one (sha256 %s)",
+                 a, b);
+        set_error(err, err_len, msg);
+        return NULL;
+    }
+    size_t width = tooldec_pending_mask_width(pending);
+    if ((size_t)n_vocab < width) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "the model's logits width %ld is smaller than the compile's mask width %zu",
+                 (long)n_vocab, width);
+        set_error(err, err_len, msg);
+        return NULL;
+    }
+    tooldec_pending_matcher *m = NULL;
+    if (tooldec_pending_matcher_new(pending, entry, budget, rollback, &m, err, err_len) != TOOLDEC_OK) {
+        return NULL;
+    }
+    struct tooldec_llama_ctx *ctx = new_ctx(NULL, m, entry, n_vocab);
     if (!ctx) {
         set_error(err, err_len, "out of memory");
         return NULL;
@@ -264,6 +354,13 @@ tooldec_matcher *tooldec_llama_sampler_matcher(struct llama_sampler *smpl) {
         return NULL;
     }
     return ((struct tooldec_llama_ctx *)smpl->ctx)->matcher;
+}
+
+tooldec_pending_matcher *tooldec_llama_sampler_pending_matcher(struct llama_sampler *smpl) {
+    if (!smpl || smpl->iface != &tooldec_llama_iface || !smpl->ctx) {
+        return NULL;
+    }
+    return ((struct tooldec_llama_ctx *)smpl->ctx)->pending;
 }
 
 bool tooldec_llama_sampler_failed(const struct llama_sampler *smpl) {

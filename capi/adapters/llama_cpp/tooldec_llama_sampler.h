@@ -75,6 +75,34 @@ struct llama_sampler *tooldec_llama_sampler_init(const tooldec_artifact *artifac
                                                  size_t err_len);
 
 /*
+ * The same sampler over a compile that is still running
+ * (tooldec_compiler_start): for a request that brings its own tools, so
+ * that sampling starts about a millisecond after the request instead of
+ * after the whole compile. Its masks are computed on demand from the
+ * grammar until the artifact lands (each equal to the artifact's), then
+ * the artifact's. Early masks need every byte the grammar takes to be a
+ * token of its own (GPT-2, Llama-3, Qwen2.5; not SmolLM2, which lacks
+ * some): otherwise, and under a budget too tight to tell early, a step
+ * waits for the artifact. It takes tooldec_pending_matcher_new's
+ * arguments and checks the vocabulary and width against the compile's
+ * (tooldec_pending_vocab_fingerprint, tooldec_pending_mask_width). reset()
+ * goes back to `entry`. A budget below the shortest call is refused here
+ * (finding it runs the compile). If the rest of the compile fails after
+ * sampling started (the state bound), apply() allows nothing and accept()
+ * marks the sampler failed, the compile's message on its matcher. The
+ * sampler keeps its own reference to the compile: the pending handle may
+ * be freed afterwards.
+ */
+struct llama_sampler *tooldec_llama_sampler_init_pending(const tooldec_pending *pending,
+                                                         const struct llama_vocab *vocab,
+                                                         const char *entry,
+                                                         const uint32_t *budget,
+                                                         size_t rollback,
+                                                         int32_t n_vocab,
+                                                         char *err,
+                                                         size_t err_len);
+
+/*
  * The vocabulary fingerprint of `vocab` as tooldec defines it
  * (runtime/FORMAT.md), into `out` (TOOLDEC_FINGERPRINT_BYTES bytes): per
  * token id, an unused token (LLAMA_TOKEN_ATTR_UNUSED) as unused; an
@@ -96,6 +124,13 @@ tooldec_status tooldec_llama_vocab_fingerprint(const struct llama_vocab *vocab,
  * other sampler.
  */
 tooldec_matcher *tooldec_llama_sampler_matcher(struct llama_sampler *smpl);
+
+/*
+ * The pending matcher inside a sampler made by
+ * tooldec_llama_sampler_init_pending (owned by the sampler); NULL for any
+ * other sampler, and tooldec_llama_sampler_matcher is NULL for this one.
+ */
+tooldec_pending_matcher *tooldec_llama_sampler_pending_matcher(struct llama_sampler *smpl);
 
 /*
  * Whether accept() was given a token the grammar does not allow since the

@@ -5,7 +5,14 @@
  * the caller's n_predict as the grammar's budget, then the same chain
  * cloned and reset.
  *
- *   real MODEL.gguf ARTIFACT.tdm N_PREDICT greedy|dist SEED PROMPT
+ *   real MODEL.gguf ARTIFACT.tdm|TOOLS.json N_PREDICT greedy|dist SEED PROMPT
+ *
+ * Given a tool list (.json) instead of an artifact, the tools are compiled
+ * here for the model's own GGUF vocabulary (hermes, entry "calls", as
+ * test_real_llama.py compiles its artifact), started deferred, and the
+ * sampler is tooldec_llama_sampler_init_pending's: its masks are computed
+ * on demand until a step needs the artifact; "early K" then says how many
+ * tokens of the first generation were sampled before the artifact.
  *
  * Prints "tokens ID ID ..." for the generation (EOS included when
  * sampled), then "clone ID ID ..." for a generation from a clone of the
@@ -25,6 +32,10 @@ static void die(const char *what, const char *detail) {
     exit(2);
 }
 
+/* The pending matcher whose early steps `generate` counts (NULL: none). */
+static tooldec_pending_matcher *watched;
+static int early_steps;
+
 /* Decodes `prompt` into a fresh sequence 0 of `ctx`. */
 static void start(struct llama_context *ctx, llama_token *prompt, int32_t n) {
     llama_memory_clear(llama_get_memory(ctx), true);
@@ -43,6 +54,7 @@ static int32_t generate(struct llama_context *ctx,
                         int32_t n_predict) {
     int32_t n = first;
     while (n < n_predict) {
+        early_steps += watched && tooldec_pending_matcher_is_early(watched);
         llama_token t = llama_sampler_sample(chain, ctx, -1);
         out[n++] = t;
         if (llama_vocab_is_eog(vocab, t)) {
@@ -63,17 +75,22 @@ static void print(const char *label, const llama_token *ids, int32_t n) {
     printf("\n");
 }
 
+/* A chain over the artifact `art`, or else over the running compile `p`. */
 static struct llama_sampler *chain_of(const tooldec_artifact *art,
+                                      const tooldec_pending *p,
                                       const struct llama_vocab *vocab,
                                       uint32_t budget,
                                       bool greedy,
                                       uint32_t seed) {
     char err[512];
-    struct llama_sampler *td = tooldec_llama_sampler_init(
-        art, vocab, NULL, &budget, 0, llama_vocab_n_tokens(vocab), err, sizeof err);
+    int32_t n_vocab = llama_vocab_n_tokens(vocab);
+    struct llama_sampler *td =
+        art ? tooldec_llama_sampler_init(art, vocab, NULL, &budget, 0, n_vocab, err, sizeof err)
+            : tooldec_llama_sampler_init_pending(p, vocab, NULL, &budget, 0, n_vocab, err, sizeof err);
     if (td == NULL) {
         die("tooldec_llama_sampler_init", err);
     }
+    watched = art ? NULL : tooldec_llama_sampler_pending_matcher(td);
     struct llama_sampler *chain = llama_sampler_chain_init(llama_sampler_chain_default_params());
     llama_sampler_chain_add(chain, td);
     if (greedy) {
@@ -98,7 +115,9 @@ int main(int argc, char **argv) {
     }
     char err[512];
     tooldec_artifact *art = NULL;
-    if (tooldec_artifact_open(argv[2], &art, err, sizeof err) != TOOLDEC_OK) {
+    size_t len = strlen(argv[2]);
+    bool tools = len > 5 && strcmp(argv[2] + len - 5, ".json") == 0;
+    if (!tools && tooldec_artifact_open(argv[2], &art, err, sizeof err) != TOOLDEC_OK) {
         die("tooldec_artifact_open", err);
     }
     llama_backend_init();
@@ -118,14 +137,47 @@ int main(int argc, char **argv) {
         die("cannot tokenize the prompt", NULL);
     }
 
+    tooldec_compiler *compiler = NULL;
+    tooldec_pending *pending = NULL;
+    if (tools) {
+        /* The model is loaded first: the compile starts when the request
+         * (its tools) comes. */
+        char *text = NULL;
+        size_t n_text = 0;
+        FILE *f = fopen(argv[2], "rb");
+        if (f && fseek(f, 0, SEEK_END) == 0) {
+            long end = ftell(f);
+            text = end > 0 ? malloc((size_t)end) : NULL;
+            n_text = text && fseek(f, 0, SEEK_SET) == 0 ? fread(text, 1, (size_t)end, f) : 0;
+        }
+        if (f) {
+            fclose(f);
+        }
+        if (n_text == 0) {
+            die("cannot read the tools", argv[2]);
+        }
+        if (tooldec_compiler_open(argv[1], NULL, 0, 0, &compiler, err, sizeof err) != TOOLDEC_OK) {
+            die("tooldec_compiler_open", err);
+        }
+        const char *options = "{\"format\": \"hermes\", \"entry\": \"calls\"}";
+        if (tooldec_compiler_start_deferred(compiler, text, n_text, options, &pending, err, sizeof err) !=
+            TOOLDEC_OK) {
+            die("tooldec_compiler_start_deferred", err);
+        }
+        free(text);
+    }
     llama_token *out = calloc((size_t)n_predict, sizeof *out);
-    struct llama_sampler *chain = chain_of(art, vocab, (uint32_t)n_predict, greedy, seed);
+    struct llama_sampler *chain = chain_of(art, pending, vocab, (uint32_t)n_predict, greedy, seed);
     start(ctx, prompt, np);
     /* The first token, then a clone of the chain at that point. */
     int32_t n = generate(ctx, vocab, chain, out, 0, 1);
     struct llama_sampler *copy = llama_sampler_clone(chain);
     n = generate(ctx, vocab, chain, out, n, n_predict);
     print("tokens", out, n);
+    if (tools) {
+        printf("early %d\n", early_steps);
+    }
+    watched = NULL; /* the clone and the reset are not counted */
 
     llama_token *again = calloc((size_t)n_predict, sizeof *again);
     again[0] = out[0];
@@ -151,5 +203,7 @@ int main(int argc, char **argv) {
     llama_model_free(model);
     llama_backend_free();
     tooldec_artifact_free(art);
+    tooldec_pending_free(pending);
+    tooldec_compiler_free(compiler);
     return 0;
 }
