@@ -256,6 +256,28 @@ tooldec_status tooldec_llama_vocab_fingerprint(const struct llama_vocab *vocab,
     return s;
 }
 
+/* Checks the model's logits width and computes the fingerprint of its
+ * vocabulary into `out`; false with a message in `err` on failure. */
+static bool model_fingerprint(const struct llama_vocab *vocab, int32_t n_vocab, uint8_t *out, char *err,
+                              size_t err_len) {
+    if (n_vocab <= 0) {
+        set_error(err, err_len, "n_vocab must be positive");
+        return false;
+    }
+    return tooldec_llama_vocab_fingerprint(vocab, out, err, err_len) == TOOLDEC_OK;
+}
+
+/* The sampler around `matcher` or `pending` (taken over). */
+static struct llama_sampler *sampler_of(tooldec_matcher *matcher, tooldec_pending_matcher *pending,
+                                        const char *entry, int32_t n_vocab, char *err, size_t err_len) {
+    struct tooldec_llama_ctx *ctx = new_ctx(matcher, pending, entry, n_vocab);
+    if (!ctx) {
+        set_error(err, err_len, "out of memory");
+        return NULL;
+    }
+    return llama_sampler_init(&tooldec_llama_iface, ctx);
+}
+
 struct llama_sampler *tooldec_llama_sampler_init(const tooldec_artifact *artifact,
                                                  const struct llama_vocab *vocab,
                                                  const char *entry,
@@ -264,12 +286,8 @@ struct llama_sampler *tooldec_llama_sampler_init(const tooldec_artifact *artifac
                                                  int32_t n_vocab,
                                                  char *err,
                                                  size_t err_len) {
-    if (n_vocab <= 0) {
-        set_error(err, err_len, "n_vocab must be positive");
-        return NULL;
-    }
     uint8_t fingerprint[TOOLDEC_FINGERPRINT_BYTES];
-    if (tooldec_llama_vocab_fingerprint(vocab, fingerprint, err, err_len) != TOOLDEC_OK ||
+    if (!model_fingerprint(vocab, n_vocab, fingerprint, err, err_len) ||
         tooldec_artifact_check_vocabulary(artifact, fingerprint, err, err_len) != TOOLDEC_OK) {
         return NULL;
     }
@@ -280,12 +298,7 @@ struct llama_sampler *tooldec_llama_sampler_init(const tooldec_artifact *artifac
     if (tooldec_matcher_new(artifact, entry, budget, rollback, &m, err, err_len) != TOOLDEC_OK) {
         return NULL;
     }
-    struct tooldec_llama_ctx *ctx = new_ctx(m, NULL, entry, n_vocab);
-    if (!ctx) {
-        set_error(err, err_len, "out of memory");
-        return NULL;
-    }
-    return llama_sampler_init(&tooldec_llama_iface, ctx);
+    return sampler_of(m, NULL, entry, n_vocab, err, err_len);
 }
 
 /* The first 8 bytes of a fingerprint in hex, then an ellipsis (as the
@@ -311,12 +324,8 @@ struct llama_sampler *tooldec_llama_sampler_init_pending(const tooldec_pending *
         set_error(err, err_len, "pending is NULL");
         return NULL;
     }
-    if (n_vocab <= 0) {
-        set_error(err, err_len, "n_vocab must be positive");
-        return NULL;
-    }
     uint8_t ours[TOOLDEC_FINGERPRINT_BYTES], theirs[TOOLDEC_FINGERPRINT_BYTES];
-    if (tooldec_llama_vocab_fingerprint(vocab, ours, err, err_len) != TOOLDEC_OK) {
+    if (!model_fingerprint(vocab, n_vocab, ours, err, err_len)) {
         return NULL;
     }
     tooldec_pending_vocab_fingerprint(pending, theirs);
@@ -341,12 +350,7 @@ struct llama_sampler *tooldec_llama_sampler_init_pending(const tooldec_pending *
     if (tooldec_pending_matcher_new(pending, entry, budget, rollback, &m, err, err_len) != TOOLDEC_OK) {
         return NULL;
     }
-    struct tooldec_llama_ctx *ctx = new_ctx(NULL, m, entry, n_vocab);
-    if (!ctx) {
-        set_error(err, err_len, "out of memory");
-        return NULL;
-    }
-    return llama_sampler_init(&tooldec_llama_iface, ctx);
+    return sampler_of(NULL, m, entry, n_vocab, err, err_len);
 }
 
 tooldec_matcher *tooldec_llama_sampler_matcher(struct llama_sampler *smpl) {
