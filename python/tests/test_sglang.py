@@ -345,7 +345,9 @@ def test_a_requests_own_tools_start_and_copies_move_to_the_artifact(backend):
     assert isinstance(g, tsg.TooldecGrammar) and isinstance(g.artifact, tooldec.Pending)
     early_copy = g.copy()
     assert g.matcher.is_early() and early_copy.matcher.is_early()
-    ref = tooldec.Compiler.gpt2().compile(tools, format="hermes", vocab_size=MODEL_VOCAB, repair=True)
+    ref = tooldec.Compiler.gpt2().compile(
+        tools, format="hermes", entry="required", vocab_size=MODEL_VOCAB, repair=True
+    )
     m = ref.matcher(entry="required", max_tokens=400)
     vm = g.allocate_vocab_mask(MODEL_VOCAB, 2, "cpu")
     steps = 0
@@ -359,7 +361,7 @@ def test_a_requests_own_tools_start_and_copies_move_to_the_artifact(backend):
         steps += 1
     assert g.is_terminated()
     assert steps > 10 and g.matcher.is_early() and not g.artifact.is_ready()
-    g.artifact.wait()
+    assert g.artifact.wait().entries == ["required"]  # the request's entry only
     late_copy = g.copy()
     assert isinstance(g.artifact, tooldec.Artifact) and isinstance(late_copy.artifact, tooldec.Artifact)
     assert isinstance(late_copy.matcher.inner, tooldec.Matcher)

@@ -143,3 +143,36 @@ def test_auto_without_parallel_calls_allows_at_most_one_call():
     assert feed("auto-one", "It is sunny.") and feed("auto-one", "Let me check.\n" + call)
     assert not feed("auto-one", "Let me check.\n" + call + "\n" + call)
     assert feed("auto", "Let me check.\n" + call + "\n" + call)
+
+
+def test_the_adapters_compile_a_requests_entry_only():
+    """``ToolsCompiler`` builds the entry the request starts at, not the
+    whole format: its artifact has that entry alone, serves it as the
+    whole format's artifact does, and the same tools with another
+    ``tool_choice`` are another compile."""
+    import json
+    import pathlib
+
+    from helpers import GreedyTokenizer
+
+    from tooldec._specs import ToolsCompiler, tools_spec
+
+    weather = pathlib.Path(__file__).resolve().parents[2] / "grammars" / "examples" / "weather.json"
+    tools = json.loads(weather.read_text())
+    own = ToolsCompiler(tokenizer=None, vocab_size=None, deferred=True)
+    own._compiler = tooldec.Compiler.gpt2()
+    whole = tooldec.Compiler.gpt2().compile(tools, format="hermes")
+    tok = GreedyTokenizer(whole)
+    call = '<tool_call>\n{"name": "get_time", "arguments": {"timezone": "UTC"}}\n</tool_call>'
+    for choice, parallel, entry in [("auto", False, "auto-one"), ("required", True, "required")]:
+        spec = parse_spec(tools_spec(tools, "hermes", choice, parallel))
+        assert spec.entry == entry
+        art = own.start(spec).wait()
+        assert art.entries == [entry] and own.compile(spec).entries == [entry]
+        for text in ["Let me check.\n" + call, call, call + "\n" + call]:
+            ms = [a.matcher(entry=entry) for a in (art, whole)]
+            fed = [all(m.accept_token(t) for t in tok.encode(text)) and m.is_accepting() for m in ms]
+            assert fed[0] == fed[1], (entry, text)
+    with pytest.raises(ValueError, match="no entry"):
+        own.start(parse_spec(json.dumps({"tooldec": {"tools": tools, "format": "hermes"}, "entry": "nope"})))
+    assert own.start(parse_spec(tools_spec(tools, "hermes", "auto", True))).wait().entries == ["auto"]

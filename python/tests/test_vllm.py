@@ -312,7 +312,9 @@ def test_a_requests_own_tools_are_served_before_their_artifact(backend):
     tools, spec = own_tools(400, entry="required")
     g = backend.compile_grammar(StructuredOutputOptions.STRUCTURAL_TAG, spec)
     assert isinstance(g.matcher.inner, tooldec.PendingMatcher) and g.matcher.is_early()
-    ref = tooldec.Compiler.gpt2().compile(tools, format="hermes", vocab_size=MODEL_VOCAB, repair=True)
+    ref = tooldec.Compiler.gpt2().compile(
+        tools, format="hermes", entry="required", vocab_size=MODEL_VOCAB, repair=True
+    )
     m = ref.matcher(entry="required", max_tokens=400, max_rollback=K + 1)
     rng = np.random.default_rng(3)
     bm = np.zeros((2, ref.mask_words), dtype=np.int32)
@@ -332,7 +334,9 @@ def test_a_requests_own_tools_are_served_before_their_artifact(backend):
     assert g.is_terminated() and m.is_terminated()
     assert steps > 10 and g.matcher.is_early() and not g.artifact.is_ready()
     assert g.find_jump_string() is None  # jump-forward waits for the artifact
-    assert_same(g.artifact.wait(), ref, walks=2)
+    own = g.artifact.wait()
+    assert own.entries == ["required"]  # the request's entry only
+    assert_same(own, ref, walks=2)
     g.reset()  # back to the request's entry, not the grammar's default
     m.reset("required")
     g.fill_bitmask(bm, 0)

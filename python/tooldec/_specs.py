@@ -251,6 +251,14 @@ class ToolsCompiler:
     what has one clear reading (``repair=True``: a sloppy tool list should
     not fail a request).
 
+    A request compiles only its own entry (``spec.entry``; the whole
+    format when it names none): a request never leaves the entry it starts
+    at (``RequestMatcher.reset`` returns to it), and the other entries of a
+    format are about as much again to build (the one-call entries repeat
+    every argument machine). The kept artifacts are keyed by the entry
+    too, so an agent that sends the same tools with the same
+    ``tool_choice`` gets its artifact back at once.
+
     ``deferred``: ``start`` runs the rest of a compile on the first call
     that needs the artifact instead of on a thread (tests that must see
     masks served early)."""
@@ -272,7 +280,7 @@ class ToolsCompiler:
 
     def compile(self, spec: Spec) -> Artifact:
         return self._get().compile(
-            spec.tools, format=spec.format, vocab_size=self.vocab_size, repair=True
+            spec.tools, format=spec.format, entry=spec.entry, vocab_size=self.vocab_size, repair=True
         )
 
     def start(self, spec: Spec) -> Pending:
@@ -283,6 +291,7 @@ class ToolsCompiler:
         return self._get().start(
             spec.tools,
             format=spec.format,
+            entry=spec.entry,
             vocab_size=self.vocab_size,
             repair=True,
             deferred=self.deferred,
