@@ -6,7 +6,7 @@ tool sets (every line of `multiple` and `parallel_multiple`, as
 `tooldec-bench latency` reads them) and the same token sequences, and are
 timed from Python the way a server calls them:
 
-- compile: `tooldec.Compiler.compile(tools, format="hermes")` against
+- compile: `tooldec.Compiler.compile(tools, format="hermes", entry="start")` against
   XGrammar's `GrammarCompiler` on (i) tooldec's own grammar as one regular
   expression (`tooldec-compile --print-regex`: exactly our language) and
   (ii) the structural tag XGrammar builds for a Hermes/Qwen3 tool call
@@ -62,6 +62,9 @@ torch.set_num_threads(1)
 
 CATEGORIES = ("multiple", "parallel_multiple")
 FORMAT = "hermes"
+#: The entry tooldec compiles: the format's default, alone, as an engine
+#: adapter compiles a request's entry (the one `--print-regex` spells).
+ENTRY = "start"
 # XGrammar's compiled-grammar cache as vLLM sizes it (VLLM_XGRAMMAR_CACHE_MB).
 XGRAMMAR_CACHE_BYTES = 512 << 20
 
@@ -297,7 +300,7 @@ class Bench:
         the entry `--print-regex` spells."""
         b, view = self.bitmask()
         t = clock()
-        art = self.tdc.compile(s.tools, format=FORMAT)
+        art = self.tdc.compile(s.tools, format=FORMAT, entry=ENTRY)
         c = clock() - t
         art.matcher().fill_next_token_bitmask(b, 0)
         return c, clock() - t, art, view.copy()
@@ -309,7 +312,7 @@ class Bench:
         anything else is measured."""
         b, view = self.bitmask()
         t = clock()
-        pending = self.early.start(s.tools, format=FORMAT)
+        pending = self.early.start(s.tools, format=FORMAT, entry=ENTRY)
         pending.matcher().fill_next_token_bitmask(b, 0)
         d = clock() - t
         pending.wait()
@@ -570,8 +573,9 @@ is taken from Python with `time.perf_counter` around the binding's calls,
 their Python overhead included for both engines; bitmasks are one-row CPU
 `torch.int32` tensors, the layout both engines share.
 
-- **compile**: tooldec, `Compiler.compile(tools, format="hermes")` on the
-  tool list as Python objects; XGrammar, `GrammarCompiler.compile_regex` on
+- **compile**: tooldec, `Compiler.compile(tools, format="hermes",
+  entry="start")` on the tool list as Python objects (the default entry
+  alone, as an engine adapter compiles the entry a request starts at); XGrammar, `GrammarCompiler.compile_regex` on
   our grammar's regular expression (`tooldec-compile --print-regex`, its
   `\\x{{..}}` escapes written `\\u{{..}}`; computed before and untimed, so
   XGrammar gets our lowering for free), or `compile_structural_tag` on the
@@ -585,7 +589,8 @@ their Python overhead included for both engines; bitmasks are one-row CPU
   once: tooldec's kept artifact, XGrammar's cache hit. *cold*: tooldec with
   its caches emptied before the set (after all other measurements);
   XGrammar's new set is cold already, its cache holding whole grammars.
-  *served early*: tooldec's `Compiler.start(tools, format="hermes")`, a
+  *served early*: tooldec's `Compiler.start(tools, format="hermes",
+  entry="start")`, a
   pending matcher and its first mask, computed on demand while the
   artifact is built on a thread (what a server that cannot wait for the
   artifact calls), on a second compiler that has seen the same sets

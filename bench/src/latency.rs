@@ -129,7 +129,9 @@ pub fn document(command: &str, lines: &[String], run: &Run) -> String {
 /// What the table's columns mean, printed above it.
 const EXPLAINED: &str = "
 Each time runs from the tool set (parsed) in one process that loaded the
-vocabulary once. *First mask*: `Compiler::start` lowers and determinizes
+vocabulary once. tooldec compiles the format's default entry alone, as an
+engine adapter compiles the entry a request starts at, and the language
+llguidance builds. *First mask*: `Compiler::start` lowers and determinizes
 the grammar, hands the rest of the compile to another thread, and serves
 the first mask computed on demand from the DFA (the artifact's mask, bit
 for bit). *Full*: until the artifact, every mask precomputed, is ready.
@@ -153,8 +155,13 @@ pub fn run(
     let t = Instant::now();
     let vocab = load(tok)?;
     let vocab_s = t.elapsed().as_secs_f64();
+    // The format's default entry alone: what an engine adapter compiles
+    // for a request (its own entry), and the language llguidance builds
+    // (our grammar's regular expression is the default entry's).
+    let whole = CallFormat::load(format).map_err(|e| e.to_string())?;
+    let entry = whole.entries().into_iter().next().unwrap_or_default();
     let opts = Options {
-        format: CallFormat::load(format).map_err(|e| e.to_string())?,
+        format: whole.only_entry(&entry).map_err(|e| e.to_string())?,
         // Measured, not bounded: a slow set is a figure, not an error.
         limits: tooldec_compiler::Limits::unbounded(),
         ..Options::default()
@@ -167,7 +174,7 @@ pub fn run(
     let compiler = Arc::new(Compiler::new(vocab));
     let compiler_s = t.elapsed().as_secs_f64();
     out(format!(
-        "Vocabulary `{tok}` loaded in {:.1} ms; tooldec's compiler ready in {:.1} ms, llguidance's token trie in {:.1} ms; format `{format}`.\n",
+        "Vocabulary `{tok}` loaded in {:.1} ms; tooldec's compiler ready in {:.1} ms, llguidance's token trie in {:.1} ms; format `{format}`, entry `{entry}` alone.\n",
         vocab_s * 1e3,
         compiler_s * 1e3,
         llg_setup_s * 1e3
