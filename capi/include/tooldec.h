@@ -1230,6 +1230,39 @@ size_t tooldec_pending_mask_width(const struct tooldec_pending *p);
 tooldec_status tooldec_pending_vocab_fingerprint(const struct tooldec_pending *p, uint8_t *out);
 
 /**
+ * Checks that a model whose vocabulary has the fingerprint
+ * `fingerprint` (`TOOLDEC_FINGERPRINT_BYTES` bytes) is the one the
+ * compile is for, as `tooldec_artifact_check_vocabulary` checks its
+ * artifact (the same message): `TOOLDEC_ERR_VOCABULARY` when it is not.
+ *
+ * Thread safety: any number of threads at once; `err` belongs to the call.
+ *
+ * # Safety
+ * `p` is NULL or a live handle; `fingerprint` is NULL or holds 32
+ * readable bytes; `err` is NULL or holds `err_len` writable bytes.
+ */
+tooldec_status tooldec_pending_check_vocabulary(const struct tooldec_pending *p,
+                                                const uint8_t *fingerprint,
+                                                char *err,
+                                                size_t err_len);
+
+/**
+ * Checks that the compile's masks fit a model with `logits` output
+ * logits, as `tooldec_artifact_check_mask_width` checks its artifact:
+ * `TOOLDEC_ERR_VOCABULARY` with a message when the model is narrower.
+ *
+ * Thread safety: any number of threads at once; `err` belongs to the call.
+ *
+ * # Safety
+ * `p` is NULL or a live handle; `err` is NULL or holds `err_len`
+ * writable bytes.
+ */
+tooldec_status tooldec_pending_check_mask_width(const struct tooldec_pending *p,
+                                                size_t logits,
+                                                char *err,
+                                                size_t err_len);
+
+/**
  * Frees a pending handle (NULL: nothing). A compile still running goes on
  * (the compiler keeps its artifact); matchers made from the handle stay
  * valid.

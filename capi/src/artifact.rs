@@ -447,17 +447,36 @@ pub unsafe extern "C" fn tooldec_artifact_check_vocabulary(
     }
     query(a, TOOLDEC_ERR_PANIC, |a| {
         // SAFETY: non-NULL, 32 readable bytes (the contract above).
-        let given = match unsafe { slice_in(fingerprint, TOOLDEC_FINGERPRINT_BYTES) } {
-            Ok(b) => b,
-            Err(s) => return s,
-        };
-        let mut fp = [0u8; TOOLDEC_FINGERPRINT_BYTES];
-        fp.copy_from_slice(given);
-        match a.grammar().check_vocabulary(&fp) {
-            Ok(()) => TOOLDEC_OK,
-            Err(e) => err.fail(TOOLDEC_ERR_VOCABULARY, format_args!("{e}")),
+        match unsafe { fingerprint_arg(fingerprint) } {
+            Ok(fp) => vocabulary_status(a.grammar().check_vocabulary(&fp), err),
+            Err(s) => s,
         }
     })
+}
+
+/// The 32 bytes of a fingerprint argument.
+///
+/// # Safety
+/// `fingerprint` is non-NULL and holds 32 readable bytes.
+pub(crate) unsafe fn fingerprint_arg(
+    fingerprint: *const u8,
+) -> Result<[u8; TOOLDEC_FINGERPRINT_BYTES], tooldec_status> {
+    // SAFETY: the caller's contract.
+    let given = unsafe { slice_in(fingerprint, TOOLDEC_FINGERPRINT_BYTES) }?;
+    let mut fp = [0u8; TOOLDEC_FINGERPRINT_BYTES];
+    fp.copy_from_slice(given);
+    Ok(fp)
+}
+
+/// A vocabulary or width check's status, its message in `err`.
+pub(crate) fn vocabulary_status(
+    checked: Result<(), tooldec_runtime::Error>,
+    err: ErrOut,
+) -> tooldec_status {
+    match checked {
+        Ok(()) => TOOLDEC_OK,
+        Err(e) => err.fail(TOOLDEC_ERR_VOCABULARY, format_args!("{e}")),
+    }
 }
 
 /// Checks that the artifact's masks fit a model with `logits` output
@@ -483,10 +502,7 @@ pub unsafe extern "C" fn tooldec_artifact_check_mask_width(
         return err.fail(TOOLDEC_ERR_NULL, format_args!("artifact is NULL"));
     }
     query(a, TOOLDEC_ERR_PANIC, |a| {
-        match a.grammar().check_mask_width(logits) {
-            Ok(()) => TOOLDEC_OK,
-            Err(e) => err.fail(TOOLDEC_ERR_VOCABULARY, format_args!("{e}")),
-        }
+        vocabulary_status(a.grammar().check_mask_width(logits), err)
     })
 }
 

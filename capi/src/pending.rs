@@ -13,8 +13,9 @@ use std::ffi::c_char;
 
 use ::tooldec_compiler::{Error, ErrorKind, Options, Pending, PendingMatcher};
 use tooldec_runtime::layout::mask_words;
+use tooldec_runtime::{check_fingerprint, check_logits_width};
 
-use crate::artifact::tooldec_artifact;
+use crate::artifact::{fingerprint_arg, tooldec_artifact, vocabulary_status};
 use crate::compile::compile_status;
 use crate::compile::tooldec_compiler;
 use crate::matcher::{mask_out, matcher_args, read, write, write_count};
@@ -39,6 +40,9 @@ pub struct tooldec_pending {
     default_budget: Option<u32>,
     /// The compiler's vocabulary fingerprint, which its artifact records.
     fingerprint: [u8; TOOLDEC_FINGERPRINT_BYTES],
+    /// The compiler (for its vocabulary's label, which the artifact
+    /// records too).
+    compiler: std::sync::Arc<::tooldec_compiler::Compiler>,
 }
 
 impl tooldec_pending {
@@ -49,6 +53,7 @@ impl tooldec_pending {
             width: width as usize,
             default_budget: opts.max_tokens,
             fingerprint: c.fingerprint,
+            compiler: std::sync::Arc::clone(&c.inner),
         }
     }
 
@@ -182,6 +187,69 @@ pub unsafe extern "C" fn tooldec_pending_vocab_fingerprint(
             }
             Err(s) => s,
         }
+    })
+}
+
+/// Checks that a model whose vocabulary has the fingerprint
+/// `fingerprint` (`TOOLDEC_FINGERPRINT_BYTES` bytes) is the one the
+/// compile is for, as `tooldec_artifact_check_vocabulary` checks its
+/// artifact (the same message): `TOOLDEC_ERR_VOCABULARY` when it is not.
+///
+/// Thread safety: any number of threads at once; `err` belongs to the call.
+///
+/// # Safety
+/// `p` is NULL or a live handle; `fingerprint` is NULL or holds 32
+/// readable bytes; `err` is NULL or holds `err_len` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn tooldec_pending_check_vocabulary(
+    p: *const tooldec_pending,
+    fingerprint: *const u8,
+    err: *mut c_char,
+    err_len: usize,
+) -> tooldec_status {
+    // SAFETY: the caller's contract for `err`.
+    let err = unsafe { ErrOut::new(err, err_len) };
+    if p.is_null() || fingerprint.is_null() {
+        return err.fail(
+            TOOLDEC_ERR_NULL,
+            format_args!("pending or fingerprint is NULL"),
+        );
+    }
+    read(p, TOOLDEC_ERR_PANIC, |p| {
+        // SAFETY: non-NULL, 32 readable bytes (the contract above).
+        match unsafe { fingerprint_arg(fingerprint) } {
+            Ok(fp) => {
+                let label = &p.compiler.vocab().label;
+                vocabulary_status(check_fingerprint(&p.fingerprint, label, &fp), err)
+            }
+            Err(s) => s,
+        }
+    })
+}
+
+/// Checks that the compile's masks fit a model with `logits` output
+/// logits, as `tooldec_artifact_check_mask_width` checks its artifact:
+/// `TOOLDEC_ERR_VOCABULARY` with a message when the model is narrower.
+///
+/// Thread safety: any number of threads at once; `err` belongs to the call.
+///
+/// # Safety
+/// `p` is NULL or a live handle; `err` is NULL or holds `err_len`
+/// writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn tooldec_pending_check_mask_width(
+    p: *const tooldec_pending,
+    logits: usize,
+    err: *mut c_char,
+    err_len: usize,
+) -> tooldec_status {
+    // SAFETY: the caller's contract for `err`.
+    let err = unsafe { ErrOut::new(err, err_len) };
+    if p.is_null() {
+        return err.fail(TOOLDEC_ERR_NULL, format_args!("pending is NULL"));
+    }
+    read(p, TOOLDEC_ERR_PANIC, |p| {
+        vocabulary_status(check_logits_width(p.width as u32, logits), err)
     })
 }
 

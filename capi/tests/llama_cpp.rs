@@ -289,13 +289,13 @@ fn llama_sampler_serves_a_compile_still_running() {
         };
         let refused = check("other_vocab_refused");
         assert!(
-            refused.starts_with("1 | the tools were compiled for vocabulary (sha256 ")
+            refused.starts_with("1 | artifact was compiled for vocabulary \"gpt2")
                 && refused.contains("\u{2026}), not this one (sha256 "),
             "{refused}"
         );
         assert!(
             check("narrow_model_refused").starts_with(
-                "1 | the model's logits width 50256 is smaller than the compile's mask width 50257"
+                "1 | the model's logits width 50256 is smaller than the artifact's vocab size 50257"
             ),
             "{}",
             check("narrow_model_refused")

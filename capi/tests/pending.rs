@@ -12,22 +12,25 @@ use std::ffi::{c_char, CStr, CString};
 use std::ptr;
 
 use tooldec::{
+    tooldec_artifact_check_mask_width, tooldec_artifact_check_vocabulary,
     tooldec_artifact_mask_width, tooldec_artifact_vocab_fingerprint, tooldec_compiler_start,
     tooldec_compiler_start_deferred, tooldec_matcher, tooldec_matcher_accept_token,
     tooldec_matcher_fill_mask, tooldec_matcher_forced_bytes, tooldec_matcher_free,
     tooldec_matcher_is_accepting, tooldec_matcher_is_terminated, tooldec_matcher_new,
     tooldec_matcher_rollback, tooldec_matcher_validate_tokens, tooldec_pending,
-    tooldec_pending_free, tooldec_pending_is_ready, tooldec_pending_mask_width,
-    tooldec_pending_mask_words, tooldec_pending_matcher, tooldec_pending_matcher_accept_token,
-    tooldec_pending_matcher_clone, tooldec_pending_matcher_fill_mask,
-    tooldec_pending_matcher_forced_bytes, tooldec_pending_matcher_free,
-    tooldec_pending_matcher_is_accepting, tooldec_pending_matcher_is_allowed,
-    tooldec_pending_matcher_is_early, tooldec_pending_matcher_is_terminated,
-    tooldec_pending_matcher_last_error, tooldec_pending_matcher_new, tooldec_pending_matcher_reset,
-    tooldec_pending_matcher_rollback, tooldec_pending_matcher_validate_tokens,
-    tooldec_pending_vocab_fingerprint, tooldec_pending_wait, tooldec_status, TOOLDEC_ERR_BUDGET,
-    TOOLDEC_ERR_BUFFER_TOO_SMALL, TOOLDEC_ERR_COMPILE, TOOLDEC_ERR_INVALID, TOOLDEC_ERR_NO_ENTRY,
-    TOOLDEC_ERR_NULL, TOOLDEC_ERR_REJECTED, TOOLDEC_ERR_ROLLBACK, TOOLDEC_NO_BUDGET, TOOLDEC_OK,
+    tooldec_pending_check_mask_width, tooldec_pending_check_vocabulary, tooldec_pending_free,
+    tooldec_pending_is_ready, tooldec_pending_mask_width, tooldec_pending_mask_words,
+    tooldec_pending_matcher, tooldec_pending_matcher_accept_token, tooldec_pending_matcher_clone,
+    tooldec_pending_matcher_fill_mask, tooldec_pending_matcher_forced_bytes,
+    tooldec_pending_matcher_free, tooldec_pending_matcher_is_accepting,
+    tooldec_pending_matcher_is_allowed, tooldec_pending_matcher_is_early,
+    tooldec_pending_matcher_is_terminated, tooldec_pending_matcher_last_error,
+    tooldec_pending_matcher_new, tooldec_pending_matcher_reset, tooldec_pending_matcher_rollback,
+    tooldec_pending_matcher_validate_tokens, tooldec_pending_vocab_fingerprint,
+    tooldec_pending_wait, tooldec_status, TOOLDEC_ERR_BUDGET, TOOLDEC_ERR_BUFFER_TOO_SMALL,
+    TOOLDEC_ERR_COMPILE, TOOLDEC_ERR_INVALID, TOOLDEC_ERR_NO_ENTRY, TOOLDEC_ERR_NULL,
+    TOOLDEC_ERR_REJECTED, TOOLDEC_ERR_ROLLBACK, TOOLDEC_ERR_VOCABULARY, TOOLDEC_NO_BUDGET,
+    TOOLDEC_OK,
 };
 use tooldec_runtime::Artifact;
 use tooldec_testkit::walk::{seed, SplitMix64, Walker};
@@ -545,6 +548,15 @@ fn null_pointers_are_refused() {
             tooldec_pending_vocab_fingerprint(ptr::null(), fp.as_mut_ptr()),
             TOOLDEC_ERR_NULL
         );
+        let none_err = (ptr::null_mut(), 0);
+        assert_eq!(
+            tooldec_pending_check_vocabulary(ptr::null(), fp.as_ptr(), none_err.0, none_err.1),
+            TOOLDEC_ERR_NULL
+        );
+        assert_eq!(
+            tooldec_pending_check_mask_width(ptr::null(), 8, none_err.0, none_err.1),
+            TOOLDEC_ERR_NULL
+        );
         let none = ptr::null_mut();
         assert!(!tooldec_pending_matcher_is_allowed(none, 0));
         let mut copy = ptr::dangling_mut();
@@ -644,6 +656,34 @@ fn drafts_jump_forward_and_reset_answer_as_a_matchers() {
         );
     }
     assert_eq!(ours, theirs);
+    // Its checks are the artifact's, message for message.
+    let check = |vocab: Option<&[u8; 32]>, logits: usize| {
+        let (mut a, mut b) = ([0 as c_char; 256], [0 as c_char; 256]);
+        // SAFETY: live handles, 32-byte fingerprints, 256-byte buffers.
+        let (x, y) = unsafe {
+            match vocab {
+                Some(fp) => (
+                    tooldec_pending_check_vocabulary(pending.0, fp.as_ptr(), a.as_mut_ptr(), 256),
+                    tooldec_artifact_check_vocabulary(art.0, fp.as_ptr(), b.as_mut_ptr(), 256),
+                ),
+                None => (
+                    tooldec_pending_check_mask_width(pending.0, logits, a.as_mut_ptr(), 256),
+                    tooldec_artifact_check_mask_width(art.0, logits, b.as_mut_ptr(), 256),
+                ),
+            }
+        };
+        let (a, b) = (text(&a), text(&b));
+        assert_eq!((x, &a), (y, &b));
+        (x, a)
+    };
+    assert_eq!(check(Some(&ours), 0).0, TOOLDEC_OK);
+    let (st, msg) = check(Some(&[7u8; 32]), 0);
+    assert!(
+        st == TOOLDEC_ERR_VOCABULARY && msg.contains("gpt2"),
+        "{msg}"
+    );
+    assert_eq!(check(None, 50257).0, TOOLDEC_OK);
+    assert_eq!(check(None, 50256).0, TOOLDEC_ERR_VOCABULARY);
     let mut rng = SplitMix64::new(3);
     for (i, &t) in tokens.iter().enumerate() {
         let mut draft = tokens[i..tokens.len().min(i + 3)].to_vec();

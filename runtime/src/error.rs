@@ -153,6 +153,15 @@ impl Label {
         self.len += c.len_utf8() as u8;
     }
 
+    /// `s` as a label (cut, with an ellipsis, past [`Label::CAP`] bytes).
+    pub(crate) fn of(s: &str) -> Label {
+        let mut label = Label::empty();
+        for c in s.chars() {
+            label.push(c);
+        }
+        label
+    }
+
     fn as_str(&self) -> Option<&str> {
         if !self.present {
             return None;

@@ -4,7 +4,7 @@
 
 use crate::codec::tools::ToolView;
 use crate::codec::{self, layout, Payload};
-use crate::error::{Error, ErrorKind};
+use crate::error::{Error, ErrorKind, Label};
 use crate::{Matcher, MatcherOf};
 
 /// A matcher's budget when it has none.
@@ -551,20 +551,11 @@ impl<'a> Grammar<'a> {
     /// error names the artifact's vocabulary (its label in the metadata)
     /// and both fingerprints.
     pub fn check_vocabulary(&self, fingerprint: &[u8; 32]) -> Result<(), Error> {
-        let ours = &self.p.header.fingerprint;
-        if ours == fingerprint {
-            return Ok(());
-        }
-        let prefix = |f: &[u8; 32]| {
-            let mut p = [0u8; 8];
-            p.copy_from_slice(&f[..8]);
-            p
-        };
-        Err(Error::new(ErrorKind::Vocabulary {
-            label: codec::meta::label(self.metadata()),
-            artifact: prefix(ours),
-            given: prefix(fingerprint),
-        }))
+        vocabulary_check(
+            &self.p.header.fingerprint,
+            codec::meta::label(self.metadata()),
+            fingerprint,
+        )
     }
 
     /// Checks that masks of this artifact fit a model with `logits` output
@@ -574,13 +565,43 @@ impl<'a> Grammar<'a> {
     /// [`Grammar::mask_words`]); narrower means the artifact was compiled
     /// for another model.
     pub fn check_mask_width(&self, logits: usize) -> Result<(), Error> {
-        let vocab = self.p.header.mask_width;
-        if logits < vocab as usize {
-            return Err(Error::new(ErrorKind::LogitsWidth {
-                logits: logits as u64,
-                vocab,
-            }));
-        }
-        Ok(())
+        check_logits_width(self.p.header.mask_width, logits)
     }
+}
+
+/// Checks that a model's vocabulary, whose fingerprint is `given`, is the
+/// one masks are built for (`expected`, labelled `label`): what
+/// [`Grammar::check_vocabulary`] checks, for a compile whose artifact is
+/// not there yet (it records the same fingerprint and label).
+pub fn check_fingerprint(expected: &[u8; 32], label: &str, given: &[u8; 32]) -> Result<(), Error> {
+    vocabulary_check(expected, Label::of(label), given)
+}
+
+/// Checks that masks `mask_width` tokens wide fit a model with `logits`
+/// output logits: what [`Grammar::check_mask_width`] checks, for a compile
+/// whose artifact is not there yet.
+pub fn check_logits_width(mask_width: u32, logits: usize) -> Result<(), Error> {
+    if logits < mask_width as usize {
+        return Err(Error::new(ErrorKind::LogitsWidth {
+            logits: logits as u64,
+            vocab: mask_width,
+        }));
+    }
+    Ok(())
+}
+
+fn vocabulary_check(ours: &[u8; 32], label: Label, given: &[u8; 32]) -> Result<(), Error> {
+    if ours == given {
+        return Ok(());
+    }
+    let prefix = |f: &[u8; 32]| {
+        let mut p = [0u8; 8];
+        p.copy_from_slice(&f[..8]);
+        p
+    };
+    Err(Error::new(ErrorKind::Vocabulary {
+        label,
+        artifact: prefix(ours),
+        given: prefix(given),
+    }))
 }

@@ -66,7 +66,7 @@ pub use artifact::{Artifact, DefaultStorage};
 pub use codec::layout;
 pub use error::Error;
 pub use fingerprint::Fingerprint;
-pub use grammar::Grammar;
+pub use grammar::{check_fingerprint, check_logits_width, Grammar};
 pub use matcher::{fill_batch, GrammarHandle, Matcher, MatcherOf};
 pub use rollback::{Checkpoint, RollbackMatcher};
 #[cfg(feature = "std")]

@@ -8,7 +8,6 @@
 #include "tooldec_llama_sampler.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -301,17 +300,6 @@ struct llama_sampler *tooldec_llama_sampler_init(const tooldec_artifact *artifac
     return sampler_of(m, NULL, entry, n_vocab, err, err_len);
 }
 
-/* The first 8 bytes of a fingerprint in hex, then an ellipsis (as the
- * runtime's vocabulary message shows them). */
-static void short_hex(const uint8_t *fp, char out[20]) {
-    static const char digits[] = "0123456789abcdef";
-    for (int i = 0; i < 8; i++) {
-        out[2 * i] = digits[fp[i] >> 4];
-        out[2 * i + 1] = digits[fp[i] & 15];
-    }
-    memcpy(out + 16, "\xe2\x80\xa6", 4); /* U+2026 and the NUL */
-}
-
 struct llama_sampler *tooldec_llama_sampler_init_pending(const tooldec_pending *pending,
                                                          const struct llama_vocab *vocab,
                                                          const char *entry,
@@ -324,26 +312,10 @@ struct llama_sampler *tooldec_llama_sampler_init_pending(const tooldec_pending *
         set_error(err, err_len, "pending is NULL");
         return NULL;
     }
-    uint8_t ours[TOOLDEC_FINGERPRINT_BYTES], theirs[TOOLDEC_FINGERPRINT_BYTES];
-    if (!model_fingerprint(vocab, n_vocab, ours, err, err_len)) {
-        return NULL;
-    }
-    tooldec_pending_vocab_fingerprint(pending, theirs);
-    if (memcmp(ours, theirs, sizeof ours) != 0) {
-        char a[20], b[20], msg[160];
-        short_hex(theirs, a);
-        short_hex(ours, b);
-        snprintf(msg, sizeof msg, "the tools were compiled for vocabulary (sha256 %s), not this one (sha256 %s)",
-                 a, b);
-        set_error(err, err_len, msg);
-        return NULL;
-    }
-    size_t width = tooldec_pending_mask_width(pending);
-    if ((size_t)n_vocab < width) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "the model's logits width %ld is smaller than the compile's mask width %zu",
-                 (long)n_vocab, width);
-        set_error(err, err_len, msg);
+    uint8_t fingerprint[TOOLDEC_FINGERPRINT_BYTES];
+    if (!model_fingerprint(vocab, n_vocab, fingerprint, err, err_len) ||
+        tooldec_pending_check_vocabulary(pending, fingerprint, err, err_len) != TOOLDEC_OK ||
+        tooldec_pending_check_mask_width(pending, (size_t)n_vocab, err, err_len) != TOOLDEC_OK) {
         return NULL;
     }
     tooldec_pending_matcher *m = NULL;

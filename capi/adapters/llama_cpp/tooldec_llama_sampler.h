@@ -85,7 +85,7 @@ struct llama_sampler *tooldec_llama_sampler_init(const tooldec_artifact *artifac
  * some): otherwise, and under a budget too tight to tell early, a step
  * waits for the artifact. It takes tooldec_pending_matcher_new's
  * arguments and checks the vocabulary and width against the compile's
- * (tooldec_pending_vocab_fingerprint, tooldec_pending_mask_width). reset()
+ * (tooldec_pending_check_vocabulary, tooldec_pending_check_mask_width). reset()
  * goes back to `entry`. A budget below the shortest call is refused here
  * (finding it runs the compile). If the rest of the compile fails after
  * sampling started (the state bound), apply() allows nothing and accept()
