@@ -84,6 +84,13 @@ fn entries_are_recorded_and_the_first_is_the_default() {
         .only_entry("nope")
         .unwrap_err();
     assert!(e.to_string().contains("start, calls, call"), "{e}");
+    // The default entry alone, as `--print-regex` and a request use it.
+    let hermes = CallFormat::load("hermes").unwrap();
+    assert_eq!(
+        hermes.only_default_entry(),
+        hermes.only_entry("start").unwrap()
+    );
+    assert_eq!(hermes.only_default_entry().entries(), ["start"]);
 }
 
 #[test]

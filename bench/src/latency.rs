@@ -158,10 +158,12 @@ pub fn run(
     // The format's default entry alone: what an engine adapter compiles
     // for a request (its own entry), and the language llguidance builds
     // (our grammar's regular expression is the default entry's).
-    let whole = CallFormat::load(format).map_err(|e| e.to_string())?;
-    let entry = whole.entries().into_iter().next().unwrap_or_default();
+    let alone = CallFormat::load(format)
+        .map_err(|e| e.to_string())?
+        .only_default_entry();
+    let entry = alone.entries().concat();
     let opts = Options {
-        format: whole.only_entry(&entry).map_err(|e| e.to_string())?,
+        format: alone,
         // Measured, not bounded: a slow set is a figure, not an error.
         limits: tooldec_compiler::Limits::unbounded(),
         ..Options::default()

@@ -271,11 +271,11 @@ fn entry_child(
     opts: &Options,
     mut out: Value,
 ) -> Result<(), String> {
-    let first = opts.format.entries().into_iter().next().unwrap_or_default();
     let opts = Options {
-        format: opts.format.only_entry(&first).map_err(|e| e.to_string())?,
+        format: opts.format.only_default_entry(),
         ..opts.clone()
     };
+    let first = opts.format.entries().concat();
     let engine_s = engine_build(set, vocab, &opts)?;
     let built = ours::build_with(set, vocab, &opts).map_err(|e| e.to_string())?;
     let peak = peak_rss();

@@ -112,9 +112,7 @@ pub(crate) fn lower_with(
 /// bytes are not text).
 pub fn regex(set: &ToolSet, opts: &Options, vocab: &Vocab) -> Result<String, Error> {
     let mut opts = opts.clone();
-    if let Some(first) = opts.format.entries().first() {
-        opts.format = opts.format.only_entry(first)?;
-    }
+    opts.format = opts.format.only_default_entry();
     let lowered = lower(set, &opts, vocab)?;
     expr::to_regex(&lowered.expr).map_err(|m| {
         Error::new(

@@ -115,6 +115,19 @@ impl CallFormat {
         Ok(f)
     }
 
+    /// The same format with its default entry as its only one: what a
+    /// request that starts there needs, and the language `--print-regex`
+    /// spells.
+    pub fn only_default_entry(&self) -> CallFormat {
+        let mut f = self.clone();
+        let mut first = true;
+        for r in &mut f.grammar.rules {
+            // The checked grammar has an entry; the first is the default.
+            r.entry = r.entry && std::mem::take(&mut first);
+        }
+        f
+    }
+
     /// The entry rule names, the default one first.
     pub fn entries(&self) -> Vec<String> {
         self.grammar.entries().map(|r| r.name.clone()).collect()
