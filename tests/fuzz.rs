@@ -335,21 +335,24 @@ fn regression_top_tier_overflow() {
     let p = seed_payload("react-bytes.tdm");
     let (distance, _) = fuzz_common::section(&p, sec::DISTANCE);
     let (index, _) = fuzz_common::section(&p, sec::TIER_INDEX);
-    // State 3, the start state, has tiers.
-    let state = 3;
-    let profile = word_at(&p, distance / 4 + 2 * state + 1) as usize;
+    // The start state's profile, made to claim a relative top of
+    // u32::MAX: the first state with that profile and a distance of at
+    // least 1 overflows. (DISTANCE is a column as narrow as its values, so
+    // the profile is what can be made large.)
+    let (_, profile) = fuzz_common::field(&p, distance, 3);
+    let profile = profile as usize;
+    let n = fuzz_common::column(&p, distance).2;
+    let (state, dist) = (0..n)
+        .map(|s| (s, fuzz_common::field(&p, distance, s)))
+        .find(|&(_, (d, pr))| pr as usize == profile && d >= 2)
+        .map(|(s, (d, _))| (s, d - 1))
+        .expect("a state of the start state's profile has a distance");
     let q = apply(
         &p,
-        &[
-            Edit::Word {
-                word: distance / 4 + 2 * state,
-                value: 0xFFFF_FFF0,
-            },
-            Edit::Word {
-                word: index / 4 + 2 * profile,
-                value: 0x20,
-            },
-        ],
+        &[Edit::Word {
+            word: index / 4 + 2 * profile,
+            value: u32::MAX,
+        }],
     );
     let words = fuzz_common::aligned(&q);
     match Grammar::from_bytes(fuzz_common::view(&words, q.len())) {
@@ -361,7 +364,9 @@ fn regression_top_tier_overflow() {
         Err(e) => assert_eq!(
             e.to_string(),
             format!(
-                "invalid artifact: top tier (relative) of state #{state} is 32, must be below 16"
+                "invalid artifact: top tier (relative) of state #{state} is {}, must be below {}",
+                u32::MAX,
+                u32::MAX - dist + 1
             )
         ),
     }
@@ -421,15 +426,16 @@ fn one_shared_tier_list(pairs: usize, first: u32) -> Vec<u8> {
             value: first,
         },
     ]);
-    for s in 1..n_states {
-        let d = distance / 4 + 2 * s;
-        edits.extend([
-            Edit::Word { word: d, value: 1 },
-            Edit::Word {
-                word: d + 1,
-                value: 1,
-            },
-        ]);
+    // Every live state at distance 1 (2 in the column) with profile 1.
+    for index in 1..n_states {
+        for (hi, value) in [(false, 2), (true, 1)] {
+            edits.push(Edit::Field {
+                at: distance,
+                index,
+                hi,
+                value,
+            });
+        }
     }
     apply(&q, &edits)
 }
@@ -462,42 +468,64 @@ fn regression_shared_tier_lists_are_checked_once() {
     );
 }
 
-/// Format 6's rows, each check named (the random edits above only show
-/// that a damaged row never panics): a row start inside the row-start
-/// table, a shape index past the shapes, a dead or out-of-range target, a
-/// shape byte past its target count, and shapes that do not fill their
-/// part of BYTE_CLASSES.
+/// The rows, each check named (the random edits above only show that a
+/// damaged row never panics): a row whose targets run past the target
+/// column, a shape index past the shapes, a dead or out-of-range target,
+/// a shape byte past its target count, a column head that is too wide or
+/// runs past its section, and shapes that do not fill their part of
+/// BYTE_CLASSES.
 #[test]
 fn damaged_rows_are_named() {
     let p = seed_payload("react-bytes.tdm");
     let n = word_at(&p, hdr::N_STATES) as usize;
     let nc = word_at(&p, hdr::N_CLASSES) as usize;
-    let (rows, rows_len) = fuzz_common::section(&p, sec::TRANSITIONS);
+    let (rows, _) = fuzz_common::section(&p, sec::TRANSITIONS);
     let (classes, classes_len) = fuzz_common::section(&p, sec::BYTE_CLASSES);
     let n_shapes = (classes_len - 256) / (nc + 1);
-    let rows = rows / 4;
+    let targets = fuzz_common::next_column(&p, rows);
+    let (row_width, split, _) = fuzz_common::column(&p, rows);
+    let (target_width, _, n_targets) = fuzz_common::column(&p, targets);
     // The start state moves: its row has a target.
-    let row = word_at(&p, rows + 3) as usize;
-    let shape = word_at(&p, rows + row) as usize;
+    let (first, shape) = fuzz_common::field(&p, rows, 3);
+    let (first, shape) = (first as usize, shape as usize);
     let shape_at = classes + 256 + shape * (nc + 1);
-    assert!(p[shape_at] > 0, "the start state moves");
-    let word = |word: usize, value: u32| vec![Edit::Word { word, value }];
+    let g = p[shape_at] as usize;
+    assert!(g > 0, "the start state moves");
+    // Values the columns' widths hold that the checks refuse.
+    assert!(
+        n_shapes < 1 << (row_width - split),
+        "a shape index past the shapes fits"
+    );
+    let past = (1u32 << target_width) - 1;
+    assert!(past as usize >= n, "a target past the states fits");
+    let field = |at: usize, index: usize, hi: bool, value: u32| {
+        vec![Edit::Field {
+            at,
+            index,
+            hi,
+            value,
+        }]
+    };
     for (edits, want) in [
         (
-            word(rows + 3, 1),
-            format!("row of state #3 is 1, must be below {}", rows_len / 4),
+            field(rows, 3, false, n_targets as u32),
+            format!(
+                "row end of state #3 is {}, must be below {}",
+                n_targets + g,
+                n_targets + 1
+            ),
         ),
         (
-            word(rows + row, n_shapes as u32),
+            field(rows, 3, true, n_shapes as u32),
             format!("row shape of state #3 is {n_shapes}, must be below {n_shapes}"),
         ),
         (
-            word(rows + row + 1, 0),
+            field(targets, first, true, 0),
             format!("transition of state #3 is 0, must be below {n}"),
         ),
         (
-            word(rows + row + 1, n as u32),
-            format!("transition of state #3 is {n}, must be below {n}"),
+            field(targets, first, true, past),
+            format!("transition of state #3 is {past}, must be below {n}"),
         ),
         (
             vec![Edit::Xor {
@@ -505,6 +533,20 @@ fn damaged_rows_are_named() {
                 mask: p[shape_at] + 1,
             }],
             format!("target number of row shape #{shape}"),
+        ),
+        (
+            vec![Edit::Word {
+                word: targets / 4,
+                value: 58,
+            }],
+            "section 2 has a column wider than 57 bits".into(),
+        ),
+        (
+            vec![Edit::Word {
+                word: targets / 4 + 1,
+                value: n_targets as u32 + 1000,
+            }],
+            "section 2 has a column that runs past its end".into(),
         ),
     ] {
         let err = refused(&apply(&p, &edits), &want);

@@ -98,8 +98,42 @@ pub enum Edit {
     Insert { word: usize, n: usize },
     /// Removes up to `n` words from word `word` on.
     Remove { word: usize, n: usize },
+    /// Sets the high field (`hi`) or the low one of value `index` of the
+    /// column whose head is at byte `at` (`tooldec_runtime::codec::column`),
+    /// keeping the other; `value` is cut to the field's width. A column of
+    /// one field (split 0) holds it as its high field.
+    Field {
+        at: usize,
+        index: usize,
+        hi: bool,
+        value: u32,
+    },
     /// Sets the header's total length to the payload's length.
     FixTotal,
+}
+
+/// The column whose head is at byte `at` of `p`: `(width, split, len)`.
+pub fn column(p: &[u8], at: usize) -> (u32, u32, usize) {
+    let head = word(p, at / 4);
+    (head & 0xFF, head >> 8, word(p, at / 4 + 1) as usize)
+}
+
+/// The fields `(lo, hi)` of value `index` of the column at byte `at`.
+pub fn field(p: &[u8], at: usize, index: usize) -> (u32, u32) {
+    let (width, split, _) = column(p, at);
+    let bit = 8 * (at + 8) + index * width as usize;
+    let v = (0..width as usize).fold(0u64, |v, i| {
+        let b = bit + i;
+        v | (((p[b / 8] >> (b % 8)) & 1) as u64) << i
+    });
+    let lo = v & ((1u64 << split) - 1);
+    (lo as u32, (v >> split) as u32)
+}
+
+/// Byte offset of the column after the one at byte `at`.
+pub fn next_column(p: &[u8], at: usize) -> usize {
+    let (width, _, len) = column(p, at);
+    at + 4 * ((len * width as usize).div_ceil(32) + 4)
 }
 
 /// Applies `edits` in order (out-of-range edits do nothing), then stamps
@@ -128,6 +162,12 @@ pub fn apply(payload: &[u8], edits: &[Edit]) -> Vec<u8> {
                 let end = (at + 4 * n).min(p.len());
                 p.drain(at..end);
             }
+            Edit::Field {
+                at,
+                index,
+                hi,
+                value,
+            } => set_field(&mut p, at, index, hi, value),
             Edit::FixTotal => {
                 let len = p.len() as u32;
                 if let Some(w) = p.get_mut(4 * hdr::TOTAL_BYTES..4 * hdr::TOTAL_BYTES + 4) {
@@ -138,6 +178,27 @@ pub fn apply(payload: &[u8], edits: &[Edit]) -> Vec<u8> {
     }
     layout::stamp_checksum(&mut p);
     p
+}
+
+fn set_field(p: &mut [u8], at: usize, index: usize, hi: bool, value: u32) {
+    if at + 8 > p.len() {
+        return;
+    }
+    let (width, split, len) = column(p, at);
+    if index >= len {
+        return;
+    }
+    let (lo_v, hi_v) = field(p, at, index);
+    let (lo_v, hi_v) = if hi { (lo_v, value) } else { (value, hi_v) };
+    let v = (lo_v as u64 & ((1u64 << split) - 1)) | (hi_v as u64) << split;
+    let bit = 8 * (at + 8) + index * width as usize;
+    for i in 0..width as usize {
+        let b = bit + i;
+        let mask = 1u8 << (b % 8);
+        if let Some(byte) = p.get_mut(b / 8) {
+            *byte = (*byte & !mask) | (((v >> i) & 1) as u8) << (b % 8);
+        }
+    }
 }
 
 fn word(p: &[u8], i: usize) -> u32 {

@@ -147,15 +147,15 @@ impl<'a> Grammar<'a> {
     #[inline]
     pub fn budget_mask_id(&self, state: u32, left: u32) -> Option<u32> {
         let s = state as usize;
-        if s >= self.p.dfa.states.len() || left == 0 {
+        if left == 0 {
             return None;
         }
-        let full = self.p.dfa.states[s] & !layout::STATE_ACCEPTING;
+        let full = self.p.dfa.mask_id(state)?;
         if left == UNBOUNDED {
             return Some(full);
         }
         let b = &self.p.budget;
-        let dist = b.distance[2 * s];
+        let dist = b.distance(state);
         if dist == layout::NO_DISTANCE || left < dist {
             return None;
         }
@@ -207,8 +207,8 @@ impl<'a> Grammar<'a> {
     pub fn tiers(&self, state: u32) -> impl Iterator<Item = (u32, u32)> + 'a {
         let s = state as usize;
         let b = self.p.budget;
-        let (tiers, dist): (&'a [u32], u32) = if s < self.p.dfa.states.len() {
-            (b.tier_list(s), b.distance[2 * s])
+        let (tiers, dist): (&'a [u32], u32) = if s < self.p.dfa.n_states() {
+            (b.tier_list(s), b.distance(state))
         } else {
             (&[], 0)
         };
@@ -455,7 +455,7 @@ impl<'a> Grammar<'a> {
 
     /// The number of DFA states, the dead state 0 included.
     pub fn state_count(&self) -> usize {
-        self.p.dfa.states.len()
+        self.p.dfa.n_states()
     }
 
     /// The number of byte equivalence classes of the DFA.

@@ -87,7 +87,8 @@ pub struct Input<'a> {
 /// Builds the raw payload.
 pub fn payload(input: &Input<'_>) -> Result<(Vec<u8>, MaskForms), Error> {
     let dfa = input.dfa;
-    let s = sections(input)?;
+    let mut s = sections(input)?;
+    let transitions = dfa.rows().section(dfa.n_classes as u32, dfa.n_states());
     let payload = Payload {
         header: Header {
             mask_width: input.mask_width,
@@ -95,13 +96,13 @@ pub fn payload(input: &Input<'_>) -> Result<(Vec<u8>, MaskForms), Error> {
             fingerprint: input.fingerprint,
             max_tokens: input.max_tokens.unwrap_or(0),
         },
-        dfa: DfaSection {
-            classes: &dfa.classes,
-            shapes: &dfa.rows().shapes,
-            n_classes: dfa.n_classes as u32,
-            transitions: &dfa.rows().transitions,
-            states: &s.states,
-        },
+        dfa: DfaSection::view(
+            &dfa.classes,
+            &dfa.rows().shapes,
+            dfa.n_classes as u32,
+            &transitions,
+            &s.states,
+        ),
         masks: s.masks.masks(),
         tokens: input.tokens.tokens(&input.vocab.eos),
         meta: input.meta.as_bytes(),
@@ -121,7 +122,7 @@ pub fn payload(input: &Input<'_>) -> Result<(Vec<u8>, MaskForms), Error> {
 struct Sections {
     masks: MasksBuilder,
     forms: MaskForms,
-    states: Vec<u32>,
+    states: Vec<u8>,
     entry_table: EntriesBuilder,
     budget: BudgetBuilder,
     tools: Option<ToolsBuilder>,
@@ -140,16 +141,9 @@ fn sections(input: &Input<'_>) -> Result<Sections, Error> {
     let hot = hot_masks(dfa, crossed);
     let (masks, forms) = mask_table(crossed, &hot, n_tokens).map_err(limit)?;
 
-    let states: Vec<u32> = (0..dfa.n_states())
-        .map(|s| {
-            let accepting = if dfa.accept[s] {
-                layout::STATE_ACCEPTING
-            } else {
-                0
-            };
-            crossed.state_mask[s] | accepting
-        })
-        .collect();
+    let states = DfaSection::states_section(
+        (0..dfa.n_states()).map(|s| (dfa.accept[s], crossed.state_mask[s])),
+    );
     let mut entry_table = EntriesBuilder::new();
     for (name, state) in entries {
         entry_table.push(name, *state);

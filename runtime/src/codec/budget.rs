@@ -3,6 +3,7 @@
 //! distances are right is the compiler's guarantee; a wrong table yields
 //! wrong masks, never an out-of-bounds read.)
 
+use super::column::{self, Column, Head};
 use super::header::Counts;
 use super::layout::{sec, NO_DISTANCE, TIER_LIST_HEAD};
 use super::Source;
@@ -17,11 +18,17 @@ use crate::error::{Error, ErrorKind};
 /// the same pair, and at 10,000 tools 2.78 million states have a few
 /// thousand: a state names its pair (one word) instead of holding it (two
 /// words after its distance, 22 MB of the 242 MB payload).
-#[derive(Clone, Copy, Debug)]
+///
+/// DISTANCE is a [`Column`] of `(dist + 1, profile)` per state, 0 for no
+/// distance: at 10,000 distinct tools 22 bits a state, against the two
+/// words of format 6.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Budget<'a> {
-    /// DISTANCE: per state `dist` ([`NO_DISTANCE`]: none) and its profile,
-    /// a pair of TIER_INDEX.
-    pub distance: &'a [u32],
+    /// DISTANCE's bytes: per state `dist + 1` (0: none) and its profile,
+    /// a pair of TIER_INDEX, as a column.
+    pub distance: &'a [u8],
+    /// The column DISTANCE holds.
+    column: Column<'a>,
     /// TIER_INDEX: per profile `top + 1 - dist` and the first pair of its
     /// list in TIERS (0: none; the list's length is its head's).
     pub tier_index: &'a [u32],
@@ -30,6 +37,35 @@ pub struct Budget<'a> {
 }
 
 impl<'a> Budget<'a> {
+    /// The budget tables of these sections, DISTANCE's head read from
+    /// it: constant time, never panics.
+    pub fn view(distance: &'a [u8], tier_index: &'a [u32], tiers: &'a [u32]) -> Budget<'a> {
+        let head = Column::view(distance, 0).head();
+        Budget::with_head(distance, tier_index, tiers, head)
+    }
+
+    /// The budget tables with the DISTANCE head that [`Budget::head`]
+    /// gave when they were read: no load from the sections.
+    #[inline]
+    pub(crate) fn with_head(
+        distance: &'a [u8],
+        tier_index: &'a [u32],
+        tiers: &'a [u32],
+        head: Head,
+    ) -> Budget<'a> {
+        Budget {
+            distance,
+            column: Column::at(distance, head),
+            tier_index,
+            tiers,
+        }
+    }
+
+    /// DISTANCE's head.
+    pub(crate) fn head(&self) -> Head {
+        self.column.head()
+    }
+
     /// Reads and checks the three sections, then the default budget
     /// against the start state's distance.
     pub(crate) fn read(
@@ -38,12 +74,13 @@ impl<'a> Budget<'a> {
         max_tokens: u32,
         c: &Counts,
     ) -> Result<Self, Error> {
-        let distance = src.words(sec::DISTANCE, Some(c.n_states.saturating_mul(2)))?;
-        if distance[0] != NO_DISTANCE {
+        let distance = src.bytes(sec::DISTANCE);
+        let column = Column::read(distance, 0, sec::DISTANCE)?;
+        if column.end() != distance.len() || column.len() != c.n_states {
             return Err(Error::field(
-                "distance of the dead state",
-                NO_DISTANCE as u64,
-                distance[0] as u64,
+                "states in DISTANCE",
+                c.n_states as u64,
+                column.len() as u64,
             ));
         }
         let tier_index = src.words(sec::TIER_INDEX, None)?;
@@ -60,15 +97,18 @@ impl<'a> Budget<'a> {
                 "is not a list of (k, mask id) pairs",
             ));
         }
-        let budget = Budget {
-            distance,
-            tier_index,
-            tiers,
-        };
+        let budget = Budget::with_head(distance, tier_index, tiers, column.head());
+        if budget.distance(0) != NO_DISTANCE {
+            return Err(Error::field(
+                "distance of the dead state",
+                NO_DISTANCE as u64,
+                budget.distance(0) as u64,
+            ));
+        }
         budget.check_lists(c.n_masks)?;
         budget.check_profiles()?;
         budget.check_states(c.n_states)?;
-        let need = distance[2 * start as usize];
+        let need = budget.distance(start);
         if max_tokens != 0 && need > max_tokens {
             return Err(Error::field(
                 "default budget (at least the start state's distance)",
@@ -149,8 +189,8 @@ impl<'a> Budget<'a> {
     /// distance, and with a top that `dist` plus it fits a word.
     fn check_states(&self, n_states: usize) -> Result<(), Error> {
         let n_profiles = self.tier_index.len() / 2;
-        for (s, pair) in self.distance[..2 * n_states].chunks_exact(2).enumerate() {
-            let (dist, p) = (pair[0], pair[1] as usize);
+        for s in 0..n_states {
+            let (dist, p) = self.state(s);
             if p >= n_profiles {
                 return Err(Error::range(
                     "budget profile of state",
@@ -180,19 +220,24 @@ impl<'a> Budget<'a> {
         Ok(())
     }
 
+    /// `dist` of state `s` ([`NO_DISTANCE`] when none or out of range)
+    /// and its profile's index.
+    #[inline]
+    pub(crate) fn state(&self, s: usize) -> (u32, usize) {
+        let (d, p) = self.column.pair(s);
+        (d.wrapping_sub(1), p as usize)
+    }
+
     /// `dist` of `state` ([`NO_DISTANCE`] when none or out of range).
     #[inline]
     pub(crate) fn distance(&self, state: u32) -> u32 {
-        self.distance
-            .get(2 * state as usize)
-            .copied()
-            .unwrap_or(NO_DISTANCE)
+        self.state(state as usize).0
     }
 
     /// The profile pair of state `s` (in range).
     #[inline]
     fn profile(&self, s: usize) -> (u32, usize) {
-        let p = self.distance[2 * s + 1] as usize;
+        let p = self.state(s).1;
         (self.tier_index[2 * p], self.tier_index[2 * p + 1] as usize)
     }
 
@@ -217,7 +262,7 @@ impl<'a> Budget<'a> {
     /// The sections' bytes, in id order.
     #[cfg(feature = "std")]
     pub(crate) fn write(&self, out: &mut super::Writer) {
-        out.words(sec::DISTANCE, self.distance);
+        out.bytes(sec::DISTANCE, self.distance);
         out.words(sec::TIER_INDEX, self.tier_index);
         out.words(sec::TIERS, self.tiers);
     }
@@ -229,7 +274,10 @@ impl<'a> Budget<'a> {
 #[cfg(feature = "std")]
 #[derive(Clone, Debug, Default)]
 pub struct BudgetBuilder {
-    distance: std::vec::Vec<u32>,
+    /// Per state `(dist + 1 or 0, profile)`.
+    states: std::vec::Vec<(u32, u32)>,
+    /// DISTANCE as [`BudgetBuilder::budget`] last encoded it.
+    distance: std::vec::Vec<u8>,
     tier_index: std::vec::Vec<u32>,
     tiers: std::vec::Vec<u32>,
     lists: std::collections::HashMap<std::vec::Vec<u32>, u32>,
@@ -251,7 +299,7 @@ impl BudgetBuilder {
         let Some(d) = dist else {
             debug_assert!(tiers.is_empty());
             let p = self.profile(0, 0);
-            self.distance.extend([NO_DISTANCE, p]);
+            self.states.push((0, p));
             return;
         };
         let list: std::vec::Vec<u32> = tiers.iter().flat_map(|&(k, m)| [k + 1 - d, m]).collect();
@@ -269,7 +317,7 @@ impl BudgetBuilder {
             })
         };
         let p = self.profile(top + 1 - d, offset);
-        self.distance.extend([d, p]);
+        self.states.push((d + 1, p));
     }
 
     /// The index of profile `(rel_top, list)`, added when new.
@@ -281,12 +329,19 @@ impl BudgetBuilder {
         })
     }
 
-    /// The sections as built.
-    pub fn budget(&self) -> Budget<'_> {
-        Budget {
-            distance: &self.distance,
-            tier_index: &self.tier_index,
-            tiers: &self.tiers,
-        }
+    /// The sections as built: DISTANCE is encoded here, at the widths
+    /// the largest distance and profile need.
+    pub fn budget(&mut self) -> Budget<'_> {
+        let max_d = self.states.iter().map(|s| s.0).max().unwrap_or(0);
+        let split = column::bits(max_d as u64);
+        let values: std::vec::Vec<u64> = self
+            .states
+            .iter()
+            .map(|&(d, p)| column::join(d, p, split))
+            .collect();
+        let mut words = std::vec::Vec::new();
+        column::push(&mut words, &values, split);
+        self.distance = super::le_bytes(&words);
+        Budget::view(&self.distance, &self.tier_index, &self.tiers)
     }
 }

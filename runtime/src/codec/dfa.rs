@@ -1,14 +1,15 @@
 //! The machine: BYTE_CLASSES, TRANSITIONS and STATES.
 
+use super::column::{self, Column, Head};
 use super::header::Counts;
-use super::layout::{self, sec, shape, STATE_ACCEPTING};
+use super::layout::{self, sec, shape};
 use super::Source;
 use crate::error::Error;
 
 /// The DFA over bytes: each byte's class, the transitions as rows of a
 /// shared shape and their targets ([`layout::shape`]) and per state its
-/// mask id and accepting flag.
-#[derive(Clone, Copy, Debug)]
+/// mask id and accepting flag, the per-state tables as [`Column`]s.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Dfa<'a> {
     /// BYTE_CLASSES' first 256 bytes: the class of each byte value.
     pub classes: &'a [u8],
@@ -17,20 +18,78 @@ pub struct Dfa<'a> {
     pub shapes: &'a [u8],
     /// The number of byte classes (1–256).
     pub n_classes: u32,
-    /// TRANSITIONS: per state its row start, then the rows
-    /// ([`sec::TRANSITIONS`]).
-    pub transitions: &'a [u32],
-    /// STATES: bit 31 accepting ([`STATE_ACCEPTING`]), bits 0–30 the mask id.
-    pub states: &'a [u32],
+    /// TRANSITIONS' bytes ([`sec::TRANSITIONS`]).
+    pub transitions: &'a [u8],
+    /// STATES' bytes ([`sec::STATES`]).
+    pub states: &'a [u8],
+    /// Per state its row: `(first target, shape)`.
+    rows: Column<'a>,
+    /// The rows' targets, row after row.
+    targets: Column<'a>,
+    /// Per state `(accepting, mask id)`.
+    flags: Column<'a>,
 }
 
 impl<'a> Dfa<'a> {
+    /// The machine of these sections, its columns' heads read from them:
+    /// constant time, never panics (sections that were not checked give
+    /// wrong moves or none, never an out-of-bounds read).
+    pub fn view(
+        classes: &'a [u8],
+        shapes: &'a [u8],
+        n_classes: u32,
+        transitions: &'a [u8],
+        states: &'a [u8],
+    ) -> Dfa<'a> {
+        let rows = Column::view(transitions, 0);
+        let heads = [
+            rows.head(),
+            Column::view(transitions, rows.end()).head(),
+            Column::view(states, 0).head(),
+        ];
+        Dfa::with_heads(classes, shapes, n_classes, transitions, states, heads)
+    }
+
+    /// The machine of these sections with the columns' heads that
+    /// [`Dfa::heads`] gave when they were read: no load from the sections.
+    #[inline]
+    pub(crate) fn with_heads(
+        classes: &'a [u8],
+        shapes: &'a [u8],
+        n_classes: u32,
+        transitions: &'a [u8],
+        states: &'a [u8],
+        [rows, targets, flags]: [Head; 3],
+    ) -> Dfa<'a> {
+        Dfa {
+            classes,
+            shapes,
+            n_classes,
+            transitions,
+            states,
+            rows: Column::at(transitions, rows),
+            targets: Column::at(transitions, targets),
+            flags: Column::at(states, flags),
+        }
+    }
+
+    /// The heads of the rows, the targets and STATES.
+    pub(crate) fn heads(&self) -> [Head; 3] {
+        [self.rows.head(), self.targets.head(), self.flags.head()]
+    }
+
+    /// The number of states.
+    #[inline]
+    pub fn n_states(&self) -> usize {
+        self.flags.len()
+    }
+
     /// Reads and checks the three sections: byte classes below the class
     /// count; whole shapes, each numbering at most its own target count;
-    /// every row start past the row-start table with a whole row inside
-    /// the section, its shape in range and its targets live states; the
-    /// dead state without moves; every mask id below the mask count and
-    /// the dead state not accepting.
+    /// a row per state whose shape is in range and whose targets are
+    /// inside the target column and live states; the dead state without
+    /// moves; a mask id per state below the mask count and the dead state
+    /// not accepting.
     pub(crate) fn read(src: &Source<'a>, c: &Counts) -> Result<Self, Error> {
         let n_classes = c.n_classes;
         let nc = n_classes as usize;
@@ -67,63 +126,35 @@ impl<'a> Dfa<'a> {
                 ));
             }
         }
-        let n_shapes = shapes.len() / stride;
-        let transitions = src.words(sec::TRANSITIONS, None)?;
         let n = c.n_states;
-        if transitions.len() < n {
+        let transitions = src.bytes(sec::TRANSITIONS);
+        let rows = Column::read(transitions, 0, sec::TRANSITIONS)?;
+        let targets = Column::read(transitions, rows.end(), sec::TRANSITIONS)?;
+        if targets.end() != transitions.len() {
             return Err(Error::section(
                 sec::TRANSITIONS,
-                "is shorter than its row starts",
+                "does not end with its target column",
             ));
         }
-        for (s, &row) in transitions[..n].iter().enumerate() {
-            let row = row as usize;
-            let Some(&k) = transitions.get(row).filter(|_| row >= n) else {
-                return Err(Error::range(
-                    "row of state",
-                    s as u64,
-                    row as u64,
-                    transitions.len() as u64,
-                ));
-            };
-            let k = k as usize;
-            if k >= n_shapes {
-                return Err(Error::range(
-                    "row shape of state",
-                    s as u64,
-                    k as u64,
-                    n_shapes as u64,
-                ));
-            }
-            let targets = shapes[k * stride] as usize;
-            let Some(ts) = transitions.get(row + 1..row + 1 + targets) else {
-                return Err(Error::range(
-                    "row end of state",
-                    s as u64,
-                    (row + 1 + targets) as u64,
-                    transitions.len() as u64 + 1,
-                ));
-            };
-            if let Some(&t) = ts
-                .iter()
-                .find(|&&t| t == layout::DEAD_STATE || t as usize >= n)
-            {
-                return Err(Error::range(
-                    "transition of state",
-                    s as u64,
-                    t as u64,
-                    n as u64,
-                ));
-            }
+        if rows.len() != n {
+            return Err(Error::field(
+                "rows in TRANSITIONS",
+                n as u64,
+                rows.len() as u64,
+            ));
         }
-        let states = src.words(sec::STATES, Some(n))?;
-        let dfa = Dfa {
-            classes,
-            shapes,
-            n_classes,
-            transitions,
-            states,
-        };
+        check_rows(rows, targets, shapes, stride, n)?;
+        let states = src.bytes(sec::STATES);
+        let flags = Column::read(states, 0, sec::STATES)?;
+        if flags.end() != states.len() || flags.len() != n {
+            return Err(Error::field(
+                "states in STATES",
+                n as u64,
+                flags.len() as u64,
+            ));
+        }
+        let heads = [rows.head(), targets.head(), flags.head()];
+        let dfa = Dfa::with_heads(classes, shapes, n_classes, transitions, states, heads);
         if let Some(t) = (0..n_classes)
             .map(|k| dfa.step(layout::DEAD_STATE, k))
             .find(|&t| t != layout::DEAD_STATE)
@@ -134,8 +165,7 @@ impl<'a> Dfa<'a> {
                 t as u64,
             ));
         }
-        for (i, &w) in states.iter().enumerate() {
-            let mask = w & !STATE_ACCEPTING;
+        for (i, (_, mask)) in flags.pairs().enumerate() {
             if mask as usize >= c.n_masks {
                 return Err(Error::range(
                     "mask id of state",
@@ -145,7 +175,7 @@ impl<'a> Dfa<'a> {
                 ));
             }
         }
-        if states[0] & STATE_ACCEPTING != 0 {
+        if flags.pair(0).0 != 0 {
             return Err(Error::field("accepting flag of the dead state", 0, 1));
         }
         Ok(dfa)
@@ -153,14 +183,18 @@ impl<'a> Dfa<'a> {
 
     /// The row of `state` (`None` out of range).
     #[inline]
-    fn row(&self, state: u32) -> Option<Row<'a>> {
-        Row::of(
-            self.shapes,
-            self.transitions,
-            self.n_classes,
-            self.states.len(),
-            state,
-        )
+    fn row(&self, state: u32) -> Option<StateRow<'a>> {
+        if state as usize >= self.rows.len() {
+            return None;
+        }
+        let (first, k) = self.rows.pair(state as usize);
+        let stride = shape::stride(self.n_classes);
+        let at = (k as usize).checked_mul(stride)?;
+        Some(StateRow {
+            shape: self.shapes.get(at + 1..at.checked_add(stride)?)?,
+            targets: self.targets,
+            first: first as usize,
+        })
     }
 
     /// The state reached from `state` on byte class `class` (0: dead, or
@@ -201,17 +235,13 @@ impl<'a> Dfa<'a> {
     /// Whether `state` accepts (false out of range).
     #[inline]
     pub(crate) fn is_accepting(&self, state: u32) -> bool {
-        self.states
-            .get(state as usize)
-            .is_some_and(|w| w & STATE_ACCEPTING != 0)
+        self.flags.pair(state as usize).0 != 0
     }
 
     /// The mask id `state` serves without a budget.
     #[inline]
     pub(crate) fn mask_id(&self, state: u32) -> Option<u32> {
-        self.states
-            .get(state as usize)
-            .map(|w| w & !STATE_ACCEPTING)
+        ((state as usize) < self.flags.len()).then(|| self.flags.pair(state as usize).1)
     }
 
     /// The one text byte that leads on from `state`, if exactly one does:
@@ -232,12 +262,86 @@ impl<'a> Dfa<'a> {
     #[cfg(feature = "std")]
     pub(crate) fn write(&self, out: &mut super::Writer) {
         out.byte_parts(sec::BYTE_CLASSES, &[self.classes, self.shapes]);
-        out.words(sec::TRANSITIONS, self.transitions);
-        out.words(sec::STATES, self.states);
+        out.bytes(sec::TRANSITIONS, self.transitions);
+        out.bytes(sec::STATES, self.states);
+    }
+
+    /// STATES for states given as `(accepting, mask id)`: a column of
+    /// `accepting | mask id << 1`.
+    #[cfg(feature = "std")]
+    pub fn states_section(states: impl Iterator<Item = (bool, u32)>) -> std::vec::Vec<u8> {
+        let values: std::vec::Vec<u64> = states
+            .map(|(accepting, mask)| column::join(accepting as u32, mask, 1))
+            .collect();
+        let mut out = std::vec::Vec::new();
+        column::push(&mut out, &values, 1);
+        super::le_bytes(&out)
     }
 }
 
-/// One state's row, as the runtime and the compiler read it: its shape's
+/// Each state's row checked: its shape in range, its targets inside the
+/// target column and live states below `n`.
+fn check_rows(
+    rows: Column<'_>,
+    targets: Column<'_>,
+    shapes: &[u8],
+    stride: usize,
+    n: usize,
+) -> Result<(), Error> {
+    let n_shapes = shapes.len() / stride;
+    for (s, (first, k)) in rows.pairs().enumerate() {
+        let k = k as usize;
+        if k >= n_shapes {
+            return Err(Error::range(
+                "row shape of state",
+                s as u64,
+                k as u64,
+                n_shapes as u64,
+            ));
+        }
+        let first = first as usize;
+        let end = first + shapes[k * stride] as usize;
+        if end > targets.len() {
+            return Err(Error::range(
+                "row end of state",
+                s as u64,
+                end as u64,
+                targets.len() as u64 + 1,
+            ));
+        }
+        if let Some(t) = (first..end)
+            .map(|i| targets.get(i))
+            .find(|&t| t == layout::DEAD_STATE as u64 || t >= n as u64)
+        {
+            return Err(Error::range("transition of state", s as u64, t, n as u64));
+        }
+    }
+    Ok(())
+}
+
+/// A state's row in an artifact: its shape's byte per class, and where
+/// its targets start in the target column (target number `k` is value
+/// `first + k - 1`).
+#[derive(Clone, Copy, Debug)]
+struct StateRow<'a> {
+    shape: &'a [u8],
+    targets: Column<'a>,
+    first: usize,
+}
+
+impl StateRow<'_> {
+    /// The state this row leads to on class `class` (dead for none, or out
+    /// of range).
+    #[inline]
+    fn target(&self, class: usize) -> u32 {
+        match self.shape.get(class) {
+            Some(&k) if k != 0 => self.targets.get(self.first + k as usize - 1) as u32,
+            _ => layout::DEAD_STATE,
+        }
+    }
+}
+
+/// One state's row in [`Rows`], the compiler's working form: its shape's
 /// byte per class, and its words from the shape index on (so that target
 /// number `k` is word `k`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -290,9 +394,13 @@ impl<'a> Row<'a> {
     }
 }
 
-/// The row shapes and TRANSITIONS words of a machine, built a row at a
-/// time ([`layout::shape`]): what [`Dfa::shapes`] and [`Dfa::transitions`]
-/// borrow when a payload is written.
+/// The row shapes and rows of a machine, built a row at a time
+/// ([`layout::shape`]), as the compiler walks them: per state a word, its
+/// row's start, then the rows, each its shape's index and its targets, a
+/// word each. Words, not columns: the crossing reads a move for every
+/// node of every token-trie walk, and a word is one load where a column's
+/// value is a load, a multiply and two shifts. [`Rows::section`] encodes
+/// them as the artifact's TRANSITIONS.
 #[cfg(feature = "std")]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rows {
@@ -391,23 +499,37 @@ impl Rows {
         })
     }
 
+    /// TRANSITIONS for these rows of `n_states` states over `n_classes`: a
+    /// column of each state's `(first target, shape)` and a column of the
+    /// targets, row after row.
+    pub fn section(&self, n_classes: u32, n_states: usize) -> std::vec::Vec<u8> {
+        let words = &self.transitions;
+        let mut rows = std::vec::Vec::with_capacity(n_states);
+        let mut targets = std::vec::Vec::with_capacity(words.len().saturating_sub(2 * n_states));
+        let stride = shape::stride(n_classes);
+        for &start in &words[..n_states] {
+            let start = start as usize;
+            let k = words[start];
+            let g = self.shapes[k as usize * stride] as usize;
+            rows.push((targets.len() as u64, k));
+            targets.extend(words[start + 1..start + 1 + g].iter().map(|&t| t as u64));
+        }
+        let split = column::bits(targets.len() as u64);
+        let rows: std::vec::Vec<u64> = rows
+            .into_iter()
+            .map(|(first, k)| first | (k as u64) << split)
+            .collect();
+        let mut out = std::vec::Vec::new();
+        column::push(&mut out, &rows, split);
+        column::push(&mut out, &targets, 0);
+        super::le_bytes(&out)
+    }
+
     /// The row of `state`, one of `n_states` over `n_classes` (empty out
     /// of range).
     #[inline]
     pub fn row(&self, n_classes: u32, n_states: usize, state: u32) -> Row<'_> {
         Row::of(&self.shapes, &self.transitions, n_classes, n_states, state).unwrap_or_default()
-    }
-
-    /// The machine these rows are, with `states`.
-    #[cfg(test)]
-    fn dfa<'a>(&'a self, classes: &'a [u8], n_classes: u32, states: &'a [u32]) -> Dfa<'a> {
-        Dfa {
-            classes,
-            shapes: &self.shapes,
-            n_classes,
-            transitions: &self.transitions,
-            states,
-        }
     }
 }
 
@@ -440,15 +562,24 @@ mod tests {
     fn round_trip(dense: &[u32], nc: usize) -> Rows {
         let rows = Rows::of_dense(dense, nc as u32).unwrap();
         let n = dense.len() / nc;
-        let states = std::vec![0u32; n];
+        let states = Dfa::states_section((0..n).map(|s| (s % 3 == 1, s as u32)));
+        let transitions = rows.section(nc as u32, n);
         let classes = [0u8; 256];
-        let dfa = rows.dfa(&classes, nc as u32, &states);
+        let dfa = Dfa::view(&classes, &rows.shapes, nc as u32, &transitions, &states);
+        assert_eq!(dfa.n_states(), n);
         for s in 0..n {
+            assert_eq!(dfa.mask_id(s as u32), Some(s as u32));
+            assert_eq!(dfa.is_accepting(s as u32), s % 3 == 1);
             for k in 0..nc {
                 assert_eq!(
                     dfa.step(s as u32, k as u32),
                     dense[s * nc + k],
                     "state {s} class {k}"
+                );
+                assert_eq!(
+                    rows.row(nc as u32, n, s as u32).target(k),
+                    dense[s * nc + k],
+                    "state {s} class {k} (words)"
                 );
             }
         }

@@ -21,8 +21,9 @@ pub const ENDIAN_CHECK: u32 = 0x0102_FEFF;
 /// Bumped on every incompatible change of this layout (4: the payload
 /// checksum and the envelope of compressed files; 5: TRANSITIONS as
 /// overlaid sparse rows; 6: rows as a shared shape and their targets,
-/// states' budget tiers as shared profiles).
-pub const VERSION: u32 = 6;
+/// states' budget tiers as shared profiles; 7: TRANSITIONS, STATES and
+/// DISTANCE as columns of the width their values need).
+pub const VERSION: u32 = 7;
 
 /// Header word indices (FORMAT.md describes each).
 #[allow(missing_docs)]
@@ -56,13 +57,14 @@ pub mod sec {
     /// 256 bytes, the equivalence class of each input byte; then the row
     /// shapes, `n_classes + 1` bytes each ([`super::shape`]).
     pub const BYTE_CLASSES: u32 = 1;
-    /// `n_states` words, each state's row start (a word index into this
-    /// section, at least `n_states`), then the rows: a row is its shape's
-    /// index, then its shape's targets. The move of `(state, class)` is
-    /// the row's target numbered by the shape's byte for `class`, the dead
-    /// state for 0 ([`super::shape`]).
+    /// Two [columns](crate::codec::column): per state its row, `(first
+    /// target, shape index)`; then the targets, row after row. The move of
+    /// `(state, class)` is the row's target numbered by the shape's byte
+    /// for `class` (target `k` is value `first + k - 1` of the second
+    /// column), the dead state for 0 ([`super::shape`]).
     pub const TRANSITIONS: u32 = 2;
-    /// `n_states` words: bit 31 = accepting, bits 0..31 = mask id.
+    /// A column: per state `(accepting, mask id)`, the accepting flag one
+    /// bit.
     pub const STATES: u32 = 3;
     /// `n_masks * 2` words: `(kind << 30) | word offset` into MASK_DATA,
     /// then the length in words.
@@ -84,9 +86,10 @@ pub mod sec {
     pub const ENTRIES: u32 = 10;
     /// The UTF-8 names of the entry points, concatenated.
     pub const ENTRY_NAMES: u32 = 11;
-    /// `n_states * 2` words: per state `dist`, the fewest tokens that lead
-    /// from it to acceptance ([`super::NO_DISTANCE`] when no token sequence
-    /// does), then its budget profile: a pair of TIER_INDEX.
+    /// A column: per state `(dist + 1, profile)`, where `dist` is the
+    /// fewest tokens that lead from it to acceptance (0 in the column when
+    /// no token sequence does: [`super::NO_DISTANCE`] to a reader) and the
+    /// profile is a pair of TIER_INDEX.
     pub const DISTANCE: u32 = 12;
     /// The budget profiles, two words each: `top + 1 - dist`, where `top`
     /// (a state's top tier) is the largest finite `dist` among the states
@@ -122,11 +125,10 @@ pub const MIN_SECTION_COUNT: usize = 14;
 /// state's reference to a list in constant time.
 pub const TIER_LIST_HEAD: u32 = u32::MAX;
 
-/// A DISTANCE word for "no token sequence reaches acceptance".
+/// The distance of a state from which no token sequence reaches
+/// acceptance.
 pub const NO_DISTANCE: u32 = u32::MAX;
 
-/// Bit 31 of a STATES word: the state is accepting.
-pub const STATE_ACCEPTING: u32 = 1 << 31;
 /// The dead state: every transition from it leads back to it.
 pub const DEAD_STATE: u32 = 0;
 /// The most states a payload may have: what the header's check, the
@@ -139,12 +141,12 @@ pub const MAX_STATES: usize = 1 << 24;
 /// ~90 classes, the closing quote, an escape), and states of the same
 /// kind branch the same way on different targets: at 10,000 tools, 2.78
 /// million states have 1,684 shapes and 2.5 targets each. So a row is the
-/// index of its shape, then its targets; the shape, `n_classes + 1` bytes
+/// index of its shape and its targets; the shape, `n_classes + 1` bytes
 /// in BYTE_CLASSES, is the row's number of targets `g` (at most
 /// [`MAX_TARGETS`]), then per class the target's number 1..=g in the row,
-/// or 0 for the dead state. A move reads the row start, the row's shape
-/// word, the shape's byte (a table small enough to stay in cache) and the
-/// target beside the shape word.
+/// or 0 for the dead state. A move reads the state's row (its first
+/// target and its shape, one value of a column), the shape's byte (a
+/// table small enough to stay in cache) and the target.
 pub mod shape {
     /// The most distinct targets a row may have (a shape byte numbers them).
     pub const MAX_TARGETS: usize = 255;

@@ -37,8 +37,9 @@
 //!    before anything else the header says is trusted, so a damaged
 //!    payload is refused as such rather than by whichever structural check
 //!    it happens to trip (with `std`, a payload of 4 MiB or more has it
-//!    computed on a second thread while this one runs the steps below;
-//!    its verdict still comes first); then the counts (0 < tokens ≤ vocab size,
+//!    computed on a second thread, and then steps 8 and 9, while this one
+//!    runs steps 3 to 7; the verdict is still the one of this order, since
+//!    no step reads another section's verdict); then the counts (0 < tokens ≤ vocab size,
 //!    2 ≤ states ≤ 2²⁴, 1 ≤ classes ≤ 256, 0 < start < states) and the
 //!    section count.
 //! 2. **Section table**: each entry's id in order, its start 4-aligned,
@@ -78,6 +79,7 @@
 //! further checks for memory safety. Validation is linear in the payload.
 
 mod budget;
+pub mod column;
 mod cpu;
 mod crc;
 mod dfa;
@@ -141,6 +143,10 @@ pub struct Payload<'a> {
 pub(crate) struct Index {
     header: Header,
     n_classes: u32,
+    /// The heads of the rows, targets and STATES columns.
+    dfa: [column::Head; 3],
+    /// DISTANCE's head.
+    distance: column::Head,
     /// Per section (id - 1), its range: in words for word sections, in
     /// bytes for byte sections (so that a view is one range per section).
     ranges: [(u32, u32); layout::SECTION_COUNT],
@@ -151,7 +157,13 @@ fn is_byte_section(id: u32) -> bool {
     use layout::sec;
     matches!(
         id,
-        sec::BYTE_CLASSES | sec::TOKEN_BYTES | sec::META | sec::ENTRY_NAMES
+        sec::BYTE_CLASSES
+            | sec::TRANSITIONS
+            | sec::STATES
+            | sec::TOKEN_BYTES
+            | sec::META
+            | sec::ENTRY_NAMES
+            | sec::DISTANCE
     )
 }
 
@@ -206,53 +218,66 @@ impl<'a> Source<'a> {
 /// `bytes` must start on a 4-byte boundary.
 pub(crate) fn read(bytes: &[u8]) -> Result<(Payload<'_>, Index), Error> {
     let words = header::check_frame(bytes)?;
-    checksum_first(bytes, words, || read_sections(bytes, words))
+    #[cfg(feature = "std")]
+    if bytes.len() >= CHECKSUM_BESIDE_BYTES {
+        return read_beside(bytes, words);
+    }
+    header::check_checksum(bytes, words)?;
+    let (header, counts, src) = layout_of(bytes, words)?;
+    let front = front_checks(&src, &header, &counts)?;
+    let back = back_checks(&src, &header, &counts)?;
+    Ok(assemble(header, front, back, &src.table))
 }
 
-/// Payloads from this size on have their checksum computed on a second
-/// thread while this one checks their sections (with `std`): the CRC is a
-/// quarter of loading a 118 MB artifact (5 of 21 ms), the sections' checks
-/// the rest. Below it a thread costs more than it saves.
+/// Payloads from this size on are checked on two threads (with `std`):
+/// the checksum and then the budget and tools sections on a second one,
+/// the machine, masks, tokens and entries on this one. At 10,000 distinct
+/// tools the checksum is a fifth of loading and the per-state columns
+/// most of the rest. Below it a thread costs more than it saves.
 #[cfg(feature = "std")]
 const CHECKSUM_BESIDE_BYTES: usize = 4 << 20;
 
-/// `sections()`'s answer if the payload checksum holds, else the
-/// checksum's error: the result of checking the checksum first, as the
-/// validation order says, whether or not the two ran side by side. The
-/// sections' checks are safe on any bytes (that is their job), so running
-/// them on a payload the checksum will refuse only wastes their time.
-fn checksum_first<'a, T>(
-    bytes: &'a [u8],
-    words: &'a [u32],
-    sections: impl FnOnce() -> Result<T, Error>,
-) -> Result<T, Error> {
-    #[cfg(feature = "std")]
-    if bytes.len() >= CHECKSUM_BESIDE_BYTES {
-        return std::thread::scope(|scope| {
-            let beside = std::thread::Builder::new()
-                .name("tooldec-checksum".into())
-                .spawn_scoped(scope, || header::check_checksum(bytes, words));
-            match beside {
-                Ok(handle) => {
-                    let found = sections();
-                    // The closure cannot panic (it only reads and compares).
-                    let sum = handle
-                        .join()
-                        .unwrap_or_else(|_| header::check_checksum(bytes, words));
-                    sum.and(found)
-                }
-                // No thread to be had: one after the other.
-                Err(_) => header::check_checksum(bytes, words).and_then(|()| sections()),
+/// [`read`] on two threads, with the verdict of one after the other: the
+/// checksum's error first, then the header's and the table's, then the
+/// first failing section in id order. Each section's checks trust only
+/// the header and the table (none reads another section's verdict), so
+/// running them side by side changes no answer, and they are safe on any
+/// bytes, so running them on a payload the checksum refuses only wastes
+/// their time.
+#[cfg(feature = "std")]
+fn read_beside<'a>(bytes: &'a [u8], words: &'a [u32]) -> Result<(Payload<'a>, Index), Error> {
+    let found = layout_of(bytes, words);
+    let ready = found.as_ref().ok();
+    let (front, sum, back) = std::thread::scope(|scope| {
+        let beside = std::thread::Builder::new()
+            .name("tooldec-checksum".into())
+            .spawn_scoped(scope, move || {
+                let sum = header::check_checksum(bytes, words);
+                let back = ready.map(|(h, c, src)| back_checks(src, h, c));
+                (sum, back)
+            });
+        match beside {
+            Ok(handle) => {
+                let front = ready.map(|(h, c, src)| front_checks(src, h, c));
+                // The closure cannot panic (it only reads and compares).
+                let (sum, back) = handle
+                    .join()
+                    .unwrap_or_else(|_| (header::check_checksum(bytes, words), None));
+                (front, sum, back)
             }
-        });
-    }
-    header::check_checksum(bytes, words)?;
-    sections()
+            // No thread to be had: one after the other.
+            Err(_) => (None, header::check_checksum(bytes, words), None),
+        }
+    });
+    sum?;
+    let (header, counts, src) = found?;
+    let front = front.unwrap_or_else(|| front_checks(&src, &header, &counts))?;
+    let back = back.unwrap_or_else(|| back_checks(&src, &header, &counts))?;
+    Ok(assemble(header, front, back, &src.table))
 }
 
-/// Steps 1 (the header's counts) to 9 of the validation order, once the
-/// checksum is known to hold or is being checked beside them.
-fn read_sections<'a>(bytes: &'a [u8], words: &'a [u32]) -> Result<(Payload<'a>, Index), Error> {
+/// Step 1's counts and step 2: the header's values and the section table.
+fn layout_of<'a>(bytes: &'a [u8], words: &'a [u32]) -> Result<(Header, Counts, Source<'a>), Error> {
     let (header, counts) = header::read_counts(words)?;
     let table = Table::read(bytes, words)?;
     let src = Source {
@@ -260,15 +285,51 @@ fn read_sections<'a>(bytes: &'a [u8], words: &'a [u32]) -> Result<(Payload<'a>, 
         words,
         table,
     };
+    Ok((header, counts, src))
+}
+
+/// The sections steps 3 to 7 check.
+type Front<'a> = (Dfa<'a>, Masks<'a>, Tokens<'a>, &'a [u8], Entries<'a>);
+
+/// Steps 3 to 7: the machine, the masks, the tokens, META and the entries.
+fn front_checks<'a>(src: &Source<'a>, header: &Header, c: &Counts) -> Result<Front<'a>, Error> {
+    Ok((
+        Dfa::read(src, c)?,
+        Masks::read(src, header.mask_width, c)?,
+        Tokens::read(src, c)?,
+        meta::read(src)?,
+        Entries::read(src, header.start, c)?,
+    ))
+}
+
+/// Steps 8 and 9: the budget tables and TOOLS.
+fn back_checks<'a>(
+    src: &Source<'a>,
+    header: &Header,
+    c: &Counts,
+) -> Result<(Budget<'a>, Tools<'a>), Error> {
+    Ok((
+        Budget::read(src, header.start, header.max_tokens, c)?,
+        Tools::read(src, c)?,
+    ))
+}
+
+/// The payload the checks accepted, and its index.
+fn assemble<'a>(
+    header: Header,
+    (dfa, masks, tokens, meta, entries): Front<'a>,
+    (budget, tools): (Budget<'a>, Tools<'a>),
+    table: &Table,
+) -> (Payload<'a>, Index) {
     let payload = Payload {
         header,
-        dfa: Dfa::read(&src, &counts)?,
-        masks: Masks::read(&src, header.mask_width, &counts)?,
-        tokens: Tokens::read(&src, &counts)?,
-        meta: meta::read(&src)?,
-        entries: Entries::read(&src, header.start, &counts)?,
-        budget: Budget::read(&src, header.start, header.max_tokens, &counts)?,
-        tools: Tools::read(&src, &counts)?,
+        dfa,
+        masks,
+        tokens,
+        meta,
+        entries,
+        budget,
+        tools,
     };
     let mut ranges = [(0, 0); layout::SECTION_COUNT];
     for (i, r) in ranges.iter_mut().enumerate() {
@@ -282,14 +343,16 @@ fn read_sections<'a>(bytes: &'a [u8], words: &'a [u32]) -> Result<(Payload<'a>, 
         };
     }
     let n_classes = payload.dfa.n_classes;
-    Ok((
+    (
         payload,
         Index {
             header,
             n_classes,
+            dfa: payload.dfa.heads(),
+            distance: payload.budget.head(),
             ranges,
         },
-    ))
+    )
 }
 
 impl<'a> Payload<'a> {
@@ -323,13 +386,14 @@ impl<'a> Payload<'a> {
             dfa: {
                 let classes = b(sec::BYTE_CLASSES);
                 let (classes, shapes) = classes.split_at(classes.len().min(256));
-                Dfa {
+                Dfa::with_heads(
                     classes,
                     shapes,
-                    n_classes: index.n_classes,
-                    transitions: w(sec::TRANSITIONS),
-                    states: w(sec::STATES),
-                }
+                    index.n_classes,
+                    b(sec::TRANSITIONS),
+                    b(sec::STATES),
+                    index.dfa,
+                )
             },
             masks: Masks {
                 index: w(sec::MASK_INDEX),
@@ -345,11 +409,12 @@ impl<'a> Payload<'a> {
                 table: w(sec::ENTRIES),
                 names: b(sec::ENTRY_NAMES),
             },
-            budget: Budget {
-                distance: w(sec::DISTANCE),
-                tier_index: w(sec::TIER_INDEX),
-                tiers: w(sec::TIERS),
-            },
+            budget: Budget::with_head(
+                b(sec::DISTANCE),
+                w(sec::TIER_INDEX),
+                w(sec::TIERS),
+                index.distance,
+            ),
             tools: Tools {
                 words: w(sec::TOOLS),
                 bytes: {
@@ -401,6 +466,12 @@ impl core::fmt::Display for WriteError {
 
 #[cfg(feature = "std")]
 impl std::error::Error for WriteError {}
+
+/// Words as their little-endian bytes (a section built as words).
+#[cfg(feature = "std")]
+pub(crate) fn le_bytes(words: &[u32]) -> std::vec::Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
 
 /// Collects the sections' bytes in id order, each padded to a word.
 #[cfg(feature = "std")]
@@ -461,7 +532,7 @@ impl Payload<'_> {
         let total = u32::try_from(total).map_err(|_| WriteError::TooLarge(total as u64))?;
         let counts = Counts {
             n_tokens: self.tokens.count(),
-            n_states: self.dfa.states.len(),
+            n_states: self.dfa.n_states(),
             n_classes: self.dfa.n_classes,
             n_masks: self.masks.count(),
             n_eos: self.tokens.eos.len(),

@@ -10,7 +10,7 @@
 //! | 5 | `n_tools`, flags (bit 0: per-tool distances present), `n_classes`, `dist_words`, `names_len` |
 //! | `n_tools` | rank of each tool (its place in the order the classes' ranges count in) |
 //! | `n_tools + 1` | byte offsets of each tool's name in the names |
-//! | `n_states` | per state its colour (bits 0–29; 0 = not in a tool name), its budget gate bit (30) and its gate bit (31) |
+//! | column | per state `(gates, colour)`: two gate bits (bit 0 the gate, bit 1 the budget gate), then its colour (0 = not in a tool name); a [column](super::column) of `n_states` values, `split` 2 |
 //! | `n_classes + 1` | word offsets of each colour's data in the class data |
 //! | class data | per colour: `n_live`, `n_end`, `live_total`, then `n_live + n_end` rank ranges `[lo, hi)` |
 //! | `n_states` (flag) | per state the first word of its row in the distance data, or `NO_ROW` |
@@ -25,21 +25,22 @@
 //! state whose distance for some tool differs from its distance; at other
 //! states the stored mask is the one-tool mask.
 
+use super::column::{self, Column};
 use super::header::Counts;
 use super::layout::{sec, NO_DISTANCE};
 use super::Source;
 use crate::error::{Error, ErrorKind};
 
-/// A state word's gate bit: some token the state allows passes a name
-/// state (or ends where some tool cannot finish): a one-tool matcher
-/// filters the mask.
-pub const GATE: u32 = 1 << 31;
-/// A state word's budget gate bit: some token the state allows ends in a
-/// state with a distance row: a one-tool matcher with a budget filters the
-/// mask when the tokens left are below the state's tool top.
-pub const GATE_BUDGET: u32 = 1 << 30;
-/// A state word's colour bits.
-pub const COLOR: u32 = GATE_BUDGET - 1;
+/// A state's gate bit (of its low field): some token the state allows
+/// passes a name state (or ends where some tool cannot finish): a
+/// one-tool matcher filters the mask.
+pub const GATE: u32 = 1;
+/// A state's budget gate bit: some token the state allows ends in a state
+/// with a distance row: a one-tool matcher with a budget filters the mask
+/// when the tokens left are below the state's tool top.
+pub const GATE_BUDGET: u32 = 2;
+/// The width of a state's gate bits, below its colour.
+const GATE_BITS: u32 = 2;
 /// A distance index word for a state with no row (its distance for every
 /// tool is its DISTANCE).
 pub const NO_ROW: u32 = u32::MAX;
@@ -77,6 +78,14 @@ struct Parts {
     n_states_words: usize,
 }
 
+impl Parts {
+    /// The states' column, from the section's bytes.
+    #[inline]
+    fn states<'a>(&self, bytes: &'a [u8]) -> Column<'a> {
+        Column::view(bytes, 4 * self.state)
+    }
+}
+
 impl<'a> Tools<'a> {
     /// Reads and checks the section (absent: empty).
     pub(crate) fn read(src: &Source<'a>, c: &Counts) -> Result<Self, Error> {
@@ -110,7 +119,8 @@ impl<'a> Tools<'a> {
         let rank = HEAD;
         let name_off = rank.checked_add(n_tools)?;
         let state = name_off.checked_add(n_tools)?.checked_add(1)?;
-        let class_index = state.checked_add(n_states)?;
+        let width = *w.get(state)? & 0xFF;
+        let class_index = state.checked_add(column::words(n_states, width)?)?;
         let class_data = class_index.checked_add(n_classes)?.checked_add(1)?;
         let data_len = *w.get(class_data - 1)? as usize;
         let after_classes = class_data.checked_add(data_len)?;
@@ -197,12 +207,14 @@ impl<'a> Tools<'a> {
                 return Err(bad("has a colour whose live total is wrong"));
             }
         }
-        for &s in &w[p.state..p.state + n_states] {
-            if (s & COLOR) as usize >= p.n_classes {
-                return Err(bad("gives a state a colour past the colour count"));
-            }
+        let states = Column::read(self.bytes, 4 * p.state, sec::TOOLS)?;
+        if states.len() != n_states {
+            return Err(bad("does not have one colour per state"));
         }
-        if w[p.state] & COLOR != 0 {
+        if states.pairs().any(|(_, c)| c as usize >= p.n_classes) {
+            return Err(bad("gives a state a colour past the colour count"));
+        }
+        if states.pair(0).1 != 0 {
             return Err(bad("colours the dead state"));
         }
         if p.flags & HAS_DISTANCES != 0 {
@@ -211,7 +223,7 @@ impl<'a> Tools<'a> {
                 if row == NO_ROW {
                     continue;
                 }
-                let len = self.row_len_in(&p, s);
+                let len = self.row_len_in(&p, states, s);
                 if (row as usize)
                     .checked_add(len)
                     .is_none_or(|e| e > p.dist_words)
@@ -228,8 +240,8 @@ impl<'a> Tools<'a> {
         Ok(())
     }
 
-    fn row_len_in(&self, p: &Parts, s: usize) -> usize {
-        let c = (self.words[p.state + s] & COLOR) as usize;
+    fn row_len_in(&self, p: &Parts, states: Column<'_>, s: usize) -> usize {
+        let c = states.pair(s).1 as usize;
         if c == 0 {
             p.n_tools
         } else {
@@ -274,6 +286,7 @@ impl<'a> Tools<'a> {
         let rank = *self.words.get(p.rank + tool as usize)?;
         Some(ToolView {
             w: self.words,
+            states: p.states(self.bytes),
             p,
             rank,
         })
@@ -290,6 +303,8 @@ impl<'a> Tools<'a> {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ToolView<'a> {
     w: &'a [u32],
+    /// Per state `(gates, colour)`.
+    states: Column<'a>,
     p: Parts,
     rank: u32,
 }
@@ -297,18 +312,18 @@ pub(crate) struct ToolView<'a> {
 impl ToolView<'_> {
     #[inline]
     fn color(&self, s: u32) -> usize {
-        (self.w.get(self.p.state + s as usize).copied().unwrap_or(0) & COLOR) as usize
+        self.states.pair(s as usize).1 as usize
     }
 
     /// Whether `s`'s mask must be filtered for this tool with `left` tokens
     /// left (`u32::MAX`: no budget).
     #[inline]
     pub(crate) fn gated(&self, s: u32, left: u32) -> bool {
-        let word = self.w.get(self.p.state + s as usize).copied().unwrap_or(0);
-        if word & GATE != 0 {
+        let gates = self.states.pair(s as usize).0;
+        if gates & GATE != 0 {
             return true;
         }
-        if word & GATE_BUDGET == 0 || left == u32::MAX || self.p.flags & HAS_DISTANCES == 0 {
+        if gates & GATE_BUDGET == 0 || left == u32::MAX || self.p.flags & HAS_DISTANCES == 0 {
             return false;
         }
         let top = self.w[self.p.dist_index + self.p.n_states_words + s as usize];
@@ -392,6 +407,7 @@ impl ToolView<'_> {
 #[derive(Clone, Debug, Default)]
 pub struct ToolsBuilder {
     words: std::vec::Vec<u32>,
+    bytes: std::vec::Vec<u8>,
 }
 
 #[cfg(feature = "std")]
@@ -452,11 +468,14 @@ impl ToolsBuilder {
         ];
         w.extend_from_slice(rank);
         w.extend_from_slice(&offs);
-        w.extend(
-            states
-                .iter()
-                .map(|&(c, g, b)| c | if g { GATE } else { 0 } | if b { GATE_BUDGET } else { 0 }),
-        );
+        let states: std::vec::Vec<u64> = states
+            .iter()
+            .map(|&(c, g, b)| {
+                let gates = if g { GATE } else { 0 } | if b { GATE_BUDGET } else { 0 };
+                column::join(gates, c, GATE_BITS)
+            })
+            .collect();
+        column::push(&mut w, &states, GATE_BITS);
         w.extend_from_slice(&index);
         w.extend_from_slice(&data);
         w.extend_from_slice(&dist_index);
@@ -470,14 +489,17 @@ impl ToolsBuilder {
                 .chunks_exact(4)
                 .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
         );
-        ToolsBuilder { words: w }
+        ToolsBuilder {
+            bytes: super::le_bytes(&w),
+            words: w,
+        }
     }
 
     /// The section as built.
     pub fn tools(&self) -> Tools<'_> {
         Tools {
             words: &self.words,
-            bytes: &[],
+            bytes: &self.bytes,
         }
     }
 }
