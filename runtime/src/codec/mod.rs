@@ -7,7 +7,7 @@
 //! | type | sections | what it is |
 //! |---|---|---|
 //! | [`Header`] | header | what the sections do not say: vocab size, start, fingerprint, default budget |
-//! | [`Dfa`] | BYTE_CLASSES, TRANSITIONS, STATES | the machine over bytes |
+//! | [`Dfa`] | BYTE_CLASSES, TRANSITIONS, STATES | the machine over bytes (the per-state tables as [`column`]s) |
 //! | [`Masks`] | MASK_INDEX, MASK_DATA | every distinct mask, dense or a list |
 //! | [`Tokens`] | EOS, TOKEN_OFFSETS, TOKEN_BYTES | the vocabulary as the grammar reads it |
 //! | META | META | the compiler's JSON description (UTF-8) |
@@ -45,11 +45,13 @@
 //! 2. **Section table**: each entry's id in order, its start 4-aligned,
 //!    no overlap with what precedes it, its end inside the payload.
 //! 3. **[`Dfa`]**: byte classes below the class count; whole row shapes,
-//!    each numbering no more targets than it counts; row starts past the
-//!    row-start table, each row's shape in range and its whole row inside
-//!    TRANSITIONS, its targets live states below the state count; the dead
-//!    state without moves; states' mask ids below the mask count, the dead
-//!    state not accepting.
+//!    each numbering no more targets than it counts; TRANSITIONS exactly
+//!    two whole [columns](column) (each column: a width of at most 57 bits,
+//!    fields of at most 32, its words inside its section), a row per
+//!    state, each row's shape in range and its targets inside the target
+//!    column, live states below the state count; the dead state without
+//!    moves; STATES exactly one column of a value per state, mask ids below
+//!    the mask count, the dead state not accepting.
 //! 4. **[`Masks`]**: each mask inside MASK_DATA; dense masks of the exact
 //!    width with no bit at or past the token count; lists strictly
 //!    ascending below the token count; a delta's base in range and not a
@@ -60,7 +62,8 @@
 //! 6. **META** is UTF-8.
 //! 7. **[`Entries`]**: whole triples, at least one; states live and in
 //!    range, the first the start state; names inside ENTRY_NAMES, UTF-8.
-//! 8. **[`Budget`]**: the dead state has no distance; TIERS is whole pairs
+//! 8. **[`Budget`]**: DISTANCE exactly one column of a value per state;
+//!    the dead state has no distance; TIERS is whole pairs
 //!    forming head-led lists with mask ids in range and strictly ascending
 //!    `k`s, each list checked once; each profile of TIER_INDEX names no
 //!    list or one whole list, whose last `k` is below its top; each state's
@@ -70,8 +73,9 @@
 //! 9. **[`Tools`]** (when the table has it and it is not empty): counts
 //!    consistent with its length; ranks below the tool count; name offsets
 //!    ascending, names UTF-8; each colour's ranges non-empty and inside the
-//!    tool count, its live total right; each state's colour in range, the
-//!    dead state uncoloured; each distance row inside the distance data.
+//!    tool count, its live total right; the states' column whole, a value
+//!    per state, each colour in range, the dead state uncoloured; each
+//!    distance row inside the distance data.
 //!
 //! A word section's length (a whole number of words, and the count the
 //! header gives) is checked when that section is reached. After step 8,
