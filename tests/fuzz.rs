@@ -563,3 +563,34 @@ fn damaged_rows_are_named() {
     let err = refused(&q, "a partial row shape");
     assert!(err.contains("whole row shape"), "{err}");
 }
+
+/// TOOLS' states column must split each value after the two gate bits: a
+/// column split elsewhere would read colours as gates and gates as
+/// colours, so it is refused.
+#[test]
+fn a_tools_state_column_split_elsewhere_is_refused() {
+    let p = seed_payload("react-bytes.tdm");
+    let (tools, tools_len) = fuzz_common::section(&p, sec::TOOLS);
+    assert!(tools_len > 0, "the seed has one-tool tables");
+    let n_tools = word_at(&p, tools / 4) as usize;
+    // The head, the ranks and the name offsets come first.
+    let at = tools + 4 * (5 + n_tools + n_tools + 1);
+    let (width, split, len) = fuzz_common::column(&p, at);
+    assert_eq!(
+        (split, len),
+        (2, word_at(&p, hdr::N_STATES) as usize),
+        "the states' column"
+    );
+    let q = apply(
+        &p,
+        &[Edit::Word {
+            word: at / 4,
+            value: width | 3 << 8,
+        }],
+    );
+    let err = refused(&q, "a states column split after three bits");
+    assert!(
+        err.contains("does not have one colour and gate pair per state"),
+        "{err}"
+    );
+}

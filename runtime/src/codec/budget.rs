@@ -3,7 +3,9 @@
 //! distances are right is the compiler's guarantee; a wrong table yields
 //! wrong masks, never an out-of-bounds read.)
 
-use super::column::{self, Column, Head};
+#[cfg(feature = "std")]
+use super::column;
+use super::column::{Column, Head};
 use super::header::Counts;
 use super::layout::{sec, NO_DISTANCE, TIER_LIST_HEAD};
 use super::Source;

@@ -165,6 +165,11 @@ impl<'a> Column<'a> {
         self.width
     }
 
+    /// The width of a value's low field.
+    pub fn split(&self) -> u32 {
+        self.split
+    }
+
     /// Value `i` (0 out of range).
     #[inline]
     pub fn get(&self, i: usize) -> u64 {

@@ -1,6 +1,8 @@
 //! The machine: BYTE_CLASSES, TRANSITIONS and STATES.
 
-use super::column::{self, Column, Head};
+#[cfg(feature = "std")]
+use super::column;
+use super::column::{Column, Head};
 use super::header::Counts;
 use super::layout::{self, sec, shape};
 use super::Source;

@@ -112,9 +112,7 @@ pub use {
     tools::ToolsBuilder,
 };
 
-#[cfg(feature = "std")]
-use header::Counts;
-use header::{Span, Table};
+use header::{Counts, Span, Table};
 
 use crate::error::Error;
 

@@ -208,8 +208,8 @@ impl<'a> Tools<'a> {
             }
         }
         let states = Column::read(self.bytes, 4 * p.state, sec::TOOLS)?;
-        if states.len() != n_states {
-            return Err(bad("does not have one colour per state"));
+        if states.len() != n_states || states.split() != GATE_BITS {
+            return Err(bad("does not have one colour and gate pair per state"));
         }
         if states.pairs().any(|(_, c)| c as usize >= p.n_classes) {
             return Err(bad("gives a state a colour past the colour count"));
