@@ -1,7 +1,7 @@
-//! The minimized DFA as the crossing and the artifact read it: its rows as
-//! a shared shape and their targets, in the very bytes of the artifact's
-//! row shapes and TRANSITIONS section (`runtime/FORMAT.md`,
-//! `layout::shape`).
+//! The minimized DFA as the crossing reads it: its rows as a shared shape
+//! and their targets, the row shapes in the artifact's very bytes and the
+//! rows as words, which the writer encodes as TRANSITIONS' columns
+//! (`codec::Rows::section`, `runtime/FORMAT.md`, `layout::shape`).
 //!
 //! Why not the dense `states × classes` table of [`Dfa`]: a tool set's DFA
 //! sends most moves to the dead state, and at 10,000 distinct tools the
@@ -9,7 +9,7 @@
 //! 103 classes) against 50 MB as rows; it was the largest allocation of
 //! the compile from the quotient to the end, a third of its page faults,
 //! and the writer read it again to encode it. Encoded once, the crossing
-//! walks a table a twentieth the size and the writer copies it. A move
+//! walks a table a twentieth the size and the writer packs it. A move
 //! reads the row start, the row's shape index, the shape's byte for the
 //! class (a table small enough to stay in cache) and the target beside the
 //! shape index.
@@ -29,7 +29,7 @@ pub struct PackedDfa {
     pub classes: [u8; 256],
     /// The number of byte classes.
     pub n_classes: usize,
-    /// The row shapes and TRANSITIONS words.
+    /// The row shapes and the rows as words.
     rows: Rows,
     /// Whether each state accepts.
     pub accept: Vec<bool>,
@@ -128,7 +128,7 @@ impl PackedDfa {
             .filter(|&(_, t)| t != DEAD)
     }
 
-    /// The BYTE_CLASSES row shapes and the TRANSITIONS words.
+    /// The BYTE_CLASSES row shapes and the rows as words.
     pub fn rows(&self) -> &Rows {
         &self.rows
     }

@@ -80,9 +80,6 @@ impl Head {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Column<'a> {
     bytes: &'a [u8],
-    width: u32,
-    split: u32,
-    len: usize,
     head: Head,
 }
 
@@ -123,9 +120,6 @@ impl<'a> Column<'a> {
             bytes: section
                 .get(body..head.end().min(section.len()))
                 .unwrap_or_default(),
-            width: head.width,
-            split: head.split,
-            len: head.len,
             head,
         }
     }
@@ -151,34 +145,34 @@ impl<'a> Column<'a> {
     /// The number of values.
     #[inline]
     pub fn len(&self) -> usize {
-        self.len
+        self.head.len
     }
 
     /// Whether the column has no values.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.head.len == 0
     }
 
     /// The values' width in bits.
     pub fn width(&self) -> u32 {
-        self.width
+        self.head.width
     }
 
     /// The width of a value's low field.
     pub fn split(&self) -> u32 {
-        self.split
+        self.head.split
     }
 
     /// Value `i` (0 out of range).
     #[inline]
     pub fn get(&self, i: usize) -> u64 {
-        let bit = i.wrapping_mul(self.width as usize);
+        let bit = i.wrapping_mul(self.head.width as usize);
         let at = bit >> 3;
         match self.bytes.get(at..at.wrapping_add(8)) {
-            Some(b) if i < self.len => {
+            Some(b) if i < self.head.len => {
                 let w = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
-                (w >> (bit & 7)) & ((1u64 << self.width) - 1)
+                (w >> (bit & 7)) & ((1u64 << self.head.width) - 1)
             }
             _ => 0,
         }
@@ -188,20 +182,20 @@ impl<'a> Column<'a> {
     #[inline]
     pub fn pair(&self, i: usize) -> (u32, u32) {
         let v = self.get(i);
-        let lo = v & ((1u64 << self.split) - 1);
-        (lo as u32, (v >> self.split) as u32)
+        let lo = v & ((1u64 << self.head.split) - 1);
+        (lo as u32, (v >> self.head.split) as u32)
     }
 
     /// Every value, in order.
     pub fn iter(&self) -> impl Iterator<Item = u64> + 'a {
         let c = *self;
-        (0..c.len).map(move |i| c.get(i))
+        (0..c.head.len).map(move |i| c.get(i))
     }
 
     /// Every value's fields, in order.
     pub fn pairs(&self) -> impl Iterator<Item = (u32, u32)> + 'a {
         let c = *self;
-        (0..c.len).map(move |i| c.pair(i))
+        (0..c.head.len).map(move |i| c.pair(i))
     }
 }
 

@@ -519,7 +519,7 @@ impl Rows {
         let split = column::bits(targets.len() as u64);
         let rows: std::vec::Vec<u64> = rows
             .into_iter()
-            .map(|(first, k)| first | (k as u64) << split)
+            .map(|(first, k)| column::join(first as u32, k, split))
             .collect();
         let mut out = std::vec::Vec::new();
         column::push(&mut out, &rows, split);

@@ -132,7 +132,7 @@ pub const NO_DISTANCE: u32 = u32::MAX;
 /// The dead state: every transition from it leads back to it.
 pub const DEAD_STATE: u32 = 0;
 /// The most states a payload may have: what the header's check, the
-/// compiler's limits and the tools' colour words assume.
+/// compiler's limits and the rows' shape field assume.
 pub const MAX_STATES: usize = 1 << 24;
 
 /// A row shape: which of its row's targets each byte class leads to.
