@@ -397,6 +397,30 @@ fn owned_matchers_outlive_their_handle_and_cross_threads() {
     assert_eq!(m.capacity(), 2);
 }
 
+/// A borrowed grammar is lent to the matcher as itself, not a copy; an
+/// owned handle lends a view built for the call, of the same payload.
+#[test]
+fn handles_lend_their_grammar() {
+    use tooldec_runtime::{GrammarHandle, Lent};
+    let sg = weather();
+    let g = sg.grammar();
+    match g.lend() {
+        Lent::Borrowed(lent) => assert!(std::ptr::eq(lent, &g), "lent, not copied"),
+        Lent::Built(_) => panic!("a Grammar handle builds no view"),
+    }
+    match (&&g).lend() {
+        Lent::Borrowed(lent) => assert!(std::ptr::eq(lent, &g), "through references too"),
+        Lent::Built(_) => panic!("a reference to a Grammar builds no view"),
+    }
+    let built = sg.lend();
+    assert!(matches!(built, Lent::Built(_)));
+    assert!(
+        std::ptr::eq(built.metadata(), g.metadata()),
+        "the same payload"
+    );
+    assert_eq!(built.state_count(), g.state_count());
+}
+
 /// Where decoding spends its steps (a state with a byte loop: a string
 /// body, digits), the mask is a copy or a short list, never a long list
 /// (each id of a list costs a store); elsewhere long lists stay, for

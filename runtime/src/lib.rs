@@ -67,7 +67,7 @@ pub use codec::layout;
 pub use error::Error;
 pub use fingerprint::Fingerprint;
 pub use grammar::{check_fingerprint, check_logits_width, Grammar};
-pub use matcher::{fill_batch, GrammarHandle, Matcher, MatcherOf};
+pub use matcher::{fill_batch, GrammarHandle, Lent, Matcher, MatcherOf};
 pub use rollback::{Checkpoint, RollbackMatcher};
 #[cfg(feature = "std")]
 pub use shared::{OwnedMatcher, SharedGrammar};

@@ -20,6 +20,40 @@ const TERMINATED: u32 = u32::MAX;
 pub trait GrammarHandle {
     /// The grammar, borrowed from the handle.
     fn grammar(&self) -> Grammar<'_>;
+
+    /// The grammar as the matcher's calls read it: lent, not copied, where
+    /// the handle holds one (a [`Grammar`] is some 500 bytes, and copying
+    /// it was a fifth of an `accept_token`); a view built for the call
+    /// otherwise (the default).
+    #[inline]
+    fn lend(&self) -> Lent<'_> {
+        Lent::Built(self.grammar())
+    }
+}
+
+/// A grammar lent by a [`GrammarHandle`]: borrowed from it, or a view
+/// built for one call. Reads as a [`Grammar`].
+// The built view is the size of a `Grammar` by design: it lives on the
+// caller's stack for one call, and boxing it would allocate while serving.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum Lent<'h> {
+    /// The handle's own grammar.
+    Borrowed(&'h Grammar<'h>),
+    /// A view of the handle's payload.
+    Built(Grammar<'h>),
+}
+
+impl<'h> core::ops::Deref for Lent<'h> {
+    type Target = Grammar<'h>;
+
+    #[inline]
+    fn deref(&self) -> &Grammar<'h> {
+        match self {
+            Lent::Borrowed(g) => g,
+            Lent::Built(g) => g,
+        }
+    }
 }
 
 impl GrammarHandle for Grammar<'_> {
@@ -27,12 +61,22 @@ impl GrammarHandle for Grammar<'_> {
     fn grammar(&self) -> Grammar<'_> {
         *self
     }
+
+    #[inline]
+    fn lend(&self) -> Lent<'_> {
+        Lent::Borrowed(self)
+    }
 }
 
 impl<G: GrammarHandle + ?Sized> GrammarHandle for &G {
     #[inline]
     fn grammar(&self) -> Grammar<'_> {
         (**self).grammar()
+    }
+
+    #[inline]
+    fn lend(&self) -> Lent<'_> {
+        (**self).lend()
     }
 }
 
@@ -132,7 +176,7 @@ impl<G: GrammarHandle> MatcherOf<G> {
     /// distances) or the output cannot be completed within the tokens left
     /// with this tool only. Survives `reset`, `reset_to` and rollback.
     pub fn restrict(&mut self, tool: Option<u32>) -> Result<(), Error> {
-        let g = self.grammar.grammar();
+        let g = self.grammar.lend();
         let Some(tool) = tool else {
             self.tool = NO_TOOL;
             return Ok(());
@@ -184,14 +228,14 @@ impl<G: GrammarHandle> MatcherOf<G> {
             self.try_fill_mask(out),
             "mask buffer of {} words is shorter than mask_words() = {}",
             out.len(),
-            self.grammar.grammar().mask_words()
+            self.grammar.lend().mask_words()
         );
     }
 
     /// Like [`Matcher::fill_mask`], but returns false instead of panicking
     /// when `out` is too short.
     pub fn try_fill_mask(&self, out: &mut [u32]) -> bool {
-        let g = self.grammar.grammar();
+        let g = self.grammar.lend();
         if out.len() < g.mask_words() {
             return false;
         }
@@ -212,7 +256,7 @@ impl<G: GrammarHandle> MatcherOf<G> {
     /// if the token is not allowed here: exactly when its bit is clear in
     /// [`Matcher::fill_mask`]'s mask.
     pub fn accept_token(&mut self, token: u32) -> bool {
-        let g = self.grammar.grammar();
+        let g = self.grammar.lend();
         if self.state == TERMINATED {
             return g.is_eos(token);
         }
@@ -283,7 +327,7 @@ impl<G: GrammarHandle> MatcherOf<G> {
     /// after termination. A forced byte costs no sampling, but the tokens
     /// that spell it still count against a budget.
     pub fn forced_bytes(&self, out: &mut [u8]) -> usize {
-        let g = self.grammar.grammar();
+        let g = self.grammar.lend();
         if self.state == TERMINATED {
             return 0;
         }
@@ -321,7 +365,7 @@ impl<G: GrammarHandle> MatcherOf<G> {
     /// The output so far is a complete, valid call (end of sequence may
     /// follow, or already did).
     pub fn is_accepting(&self) -> bool {
-        self.state == TERMINATED || self.grammar.grammar().is_accepting_state(self.state)
+        self.state == TERMINATED || self.grammar.lend().is_accepting_state(self.state)
     }
 
     /// An end-of-sequence token has been accepted.
@@ -332,7 +376,7 @@ impl<G: GrammarHandle> MatcherOf<G> {
     /// Back to the start of the grammar, with the budget the matcher was
     /// created with.
     pub fn reset(&mut self) {
-        self.state = self.grammar.grammar().start_state();
+        self.state = self.grammar.lend().start_state();
         self.left = self.budget;
     }
 
@@ -343,7 +387,7 @@ impl<G: GrammarHandle> MatcherOf<G> {
     /// tool's result, the next prompt), the same matcher goes on at the
     /// entry where the model writes again.
     pub fn reset_to(&mut self, name: &str) -> bool {
-        let g = self.grammar.grammar();
+        let g = self.grammar.lend();
         let view = self.view(&g);
         match g.entry_state(name) {
             Some(s) if g.fits_for(view.as_ref(), s, self.budget) => {
@@ -366,7 +410,7 @@ impl<G: GrammarHandle> MatcherOf<G> {
     /// matcher unchanged, if the output cannot complete within `left`.
     pub fn set_budget(&mut self, left: Option<u32>) -> Result<(), Error> {
         let left = left.map_or(UNBOUNDED, |n| n.min(UNBOUNDED - 1));
-        let g = self.grammar.grammar();
+        let g = self.grammar.lend();
         let view = self.view(&g);
         if let Some(v) = &view {
             if left != UNBOUNDED && !v.has_distances() {
@@ -395,7 +439,7 @@ impl<G: GrammarHandle> MatcherOf<G> {
         if self.state == TERMINATED || bytes.iter().any(|&b| reserved::is_reserved(b)) {
             return false;
         }
-        let g = self.grammar.grammar();
+        let g = self.grammar.lend();
         let view = self.view(&g);
         match g.walk_for(view.as_ref(), self.state, bytes) {
             Some(next) if g.fits_for(view.as_ref(), next, self.left) => {
