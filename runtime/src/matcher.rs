@@ -260,22 +260,21 @@ impl<G: GrammarHandle> MatcherOf<G> {
         if self.state == TERMINATED {
             return g.is_eos(token);
         }
-        if g.is_eos(token) {
-            if g.is_accepting_state(self.state) {
+        // A token with text is never an end-of-sequence token (the loader
+        // checks that those have none), so the common case reads no EOS list.
+        let Some(bytes) = g.token_bytes(token) else {
+            if g.is_eos(token) && g.is_accepting_state(self.state) {
                 self.state = TERMINATED;
                 self.spend();
                 return true;
             }
             return false;
-        }
+        };
         if self.left == 0 {
             return false;
         }
         let view = self.view(&g);
-        let Some(next) = g
-            .token_bytes(token)
-            .and_then(|b| g.walk_for(view.as_ref(), self.state, b))
-        else {
+        let Some(next) = g.walk_for(view.as_ref(), self.state, bytes) else {
             return false;
         };
         // Token-level liveness, and the budget: the rest must fit.
