@@ -32,23 +32,7 @@ fn weather() -> SharedGrammar {
     SharedGrammar::from_bytes(&payload("weather.json", &text, None)).unwrap()
 }
 
-fn mask(m: &Matcher<'_>) -> Vec<u32> {
-    let mut w = vec![0u32; m.grammar().mask_words()];
-    m.fill_mask(&mut w);
-    w
-}
-
-fn allowed(words: &[u32]) -> Vec<u32> {
-    let mut out = Vec::new();
-    for (i, &w) in words.iter().enumerate() {
-        let mut w = w;
-        while w != 0 {
-            out.push(i as u32 * 32 + w.trailing_zeros());
-            w &= w - 1;
-        }
-    }
-    out
-}
+use tooldec_testkit::served::{mask_of as mask, set_ids as allowed};
 
 /// A random allowed token; after 30 steps, EOS when allowed, else a random
 /// one among those that bring acceptance closest (so walks end).

@@ -760,6 +760,7 @@ impl Flags {
             max_tokens: self.max_tokens,
             regions: !self.no_regions,
             limits: self.limits,
+            stop_entries: true,
         };
         Ok((spec::parse_with("tools", tools, &parse)?, opts))
     }

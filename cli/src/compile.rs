@@ -272,6 +272,7 @@ impl Job {
                 memory: args.memory_limit.0,
                 ..Limits::offline()
             },
+            stop_entries: true,
         };
         let shown = args.tools.display().to_string();
         let text = std::fs::read_to_string(&args.tools)

@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 use tooldec_runtime::layout::mask_words;
 use tooldec_runtime::SharedGrammar;
 
-use crate::automaton::machine::{finish_tools, front_tools, lower_tools};
+use crate::automaton::machine::{explicit_if_mixed, finish_tools, front_tools, lower_tools};
 use crate::cross::{OnDemand, Prepared};
 use crate::limits::{Guard, Limits};
 use crate::lower::call_format::Specials;
@@ -233,6 +233,9 @@ impl Compiler {
             let progress = &mut |_| {};
             let loaded = Guard::resume(&opts.limits, lowering).run(|| {
                 let front = lowered.determinize_tools(&set, &opts, progress)?;
+                let front = explicit_if_mixed(front, &opts, |o| {
+                    front_tools(&set, o, &me.vocab, &me.specials, progress)
+                })?;
                 let built = finish_tools(front, &set, &opts, progress)?;
                 load(crate::compile_machine(
                     &set, &me.vocab, &opts, built, &prepared, progress,

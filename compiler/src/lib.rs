@@ -94,6 +94,12 @@ pub struct Options {
     /// [`Limits::engine`]; `tooldec-compile` uses [`Limits::offline`]).
     /// They decide whether a compile ends, never what it builds.
     pub limits: Limits,
+    /// Serve an entry that stops after its first call (`one` beside
+    /// `required`) from the states of the entry it walks (see
+    /// `call_format::stops`); `false` lowers every entry as written. The
+    /// language is the same either way; the compiler falls back to
+    /// `false` by itself where serving it so would not be exact.
+    pub stop_entries: bool,
 }
 
 impl Default for Options {
@@ -109,6 +115,7 @@ impl Default for Options {
             max_tokens: None,
             regions: true,
             limits: Limits::default(),
+            stop_entries: true,
         }
     }
 }
@@ -369,9 +376,13 @@ fn compile_machine(
     progress(Progress::Start("write"));
     let t = Instant::now();
     let meta = Meta::of(set, vocab, opts, &machine).to_json_string();
+    let stop_gates = machine.stop_gates(&vocab::TokenText::new(vocab, &machine.specials));
     let (payload, forms) = write::payload(&write::Input {
         dfa,
         entries: &machine.entries,
+        stops: &machine.stops,
+        call_end: &machine.call_end,
+        stop_gates: &stop_gates,
         crossed: &masks,
         tokens: &prepared.tokens,
         vocab,

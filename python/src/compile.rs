@@ -268,6 +268,7 @@ impl Request {
             regions: !no_regions,
             format: o.format,
             limits: limits(time_limit, memory_limit)?,
+            stop_entries: o.stop_entries,
         };
         let parse = spec::ParseOptions {
             dialect,

@@ -89,19 +89,26 @@ def test_early_masks_are_the_compiled_artifacts(gpt2, tools, kwargs):
     art = gpt2.compile(tools, **kwargs)
     pending = fresh(tools, **kwargs)
     assert pending.mask_width == art.mask_width
-    masks = early = 0
+    masks = early = served_early = 0
     for seed in range(3):
         entry = art.entries[seed % len(art.entries)]
         tokens = complete_call(art, seed, entry)
         pm = pending.matcher(entry=entry)
         m = art.matcher(entry=entry)
+        starts_early = pm.is_early()
         e, n = same_masks_along(pm, m, tokens, rollback_at=seed + 2)
         early, masks = early + e, masks + n
+        served_early += n if starts_early else 0
+        # An entry that stops after its first call (hermes' `call`, when
+        # every entry is compiled) is served from another entry's states,
+        # which only the artifact knows: it waits for the artifact.
+        assert starts_early or (kwargs.get("format") == "hermes" and entry == "call"), entry
     assert masks > 30, f"the walks are too short to say much ({masks} masks)"
-    # Without a budget nothing needs the artifact: every mask was early,
-    # and the rest of the compile never ran.
-    assert early == masks
-    assert not pending.is_ready()
+    # Without a budget nothing else needs the artifact: every mask of an
+    # entry served early was early.
+    assert early == served_early
+    if served_early == masks:
+        assert not pending.is_ready()
 
 
 def test_budgets_are_served_early_or_from_the_artifact(gpt2, weather_tools):

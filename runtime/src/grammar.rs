@@ -68,8 +68,8 @@ impl<'a> Grammar<'a> {
     /// with the artifact's default budget, or `None` if the format has no
     /// such entry.
     pub fn matcher_at(&self, name: &str) -> Option<Matcher<'_>> {
-        let state = self.entry_state(name)?;
-        Some(MatcherOf::at(self, state, self.default_budget()))
+        let (state, stops) = self.entry(name)?;
+        Some(MatcherOf::at(self, state, self.default_budget()).stopping(stops))
     }
 
     /// [`Grammar::matcher_with_budget`] at the entry point `name`.
@@ -85,19 +85,17 @@ impl<'a> Grammar<'a> {
         &self,
         entry: Option<&str>,
         budget: Option<u32>,
-    ) -> Result<(u32, u32), Error> {
-        let state = match entry {
-            None => self.p.header.start,
-            Some(name) => self
-                .entry_state(name)
-                .ok_or(Error::new(ErrorKind::NoEntry))?,
+    ) -> Result<(u32, u32, bool), Error> {
+        let (state, stops) = match entry {
+            None => (self.p.header.start, false),
+            Some(name) => self.entry(name).ok_or(Error::new(ErrorKind::NoEntry))?,
         };
         // UNBOUNDED is a sentinel: a budget that large is no budget.
         let left = budget.map_or(self.default_budget(), |n| n.min(UNBOUNDED - 1));
         if !self.fits(state, left) {
             return Err(self.shortfall(state, left));
         }
-        Ok((state, left))
+        Ok((state, left, stops))
     }
 
     /// Whether an output can be completed from `state` with `left` tokens
@@ -368,25 +366,61 @@ impl<'a> Grammar<'a> {
         } else {
             left.saturating_sub(1)
         };
+        self.keep_tokens(out, |t| {
+            self.is_eos(t)
+                || self
+                    .token_bytes(t)
+                    .and_then(|b| self.walk_for(Some(v), state, b))
+                    .is_some_and(|next| self.fits_for(Some(v), next, after))
+        });
+    }
+
+    /// Clears in `out` (a filled mask) each allowed token `keep` refuses.
+    fn keep_tokens(&self, out: &mut [u32], keep: impl Fn(u32) -> bool) {
         let words = self.mask_words().min(out.len());
         for (wi, word) in out[..words].iter_mut().enumerate() {
             let mut bits = *word;
             while bits != 0 {
                 let bit = bits.trailing_zeros();
                 bits &= bits - 1;
-                let t = (wi as u32) * 32 + bit;
-                if self.is_eos(t) {
-                    continue;
-                }
-                let ok = self
-                    .token_bytes(t)
-                    .and_then(|b| self.walk_for(Some(v), state, b))
-                    .is_some_and(|next| self.fits_for(Some(v), next, after));
-                if !ok {
+                if !keep((wi as u32) * 32 + bit) {
                     *word &= !(1 << bit);
                 }
             }
         }
+    }
+
+    /// Clears in `out` the tokens whose walk from `state` runs past the
+    /// end of a call: at a stop gate, what a matcher that stops after its
+    /// first call must not take (the rest of the mask is the state's).
+    pub(crate) fn filter_stopping(&self, state: u32, out: &mut [u32]) {
+        self.keep_tokens(out, |t| {
+            self.token_bytes(t)
+                .is_none_or(|b| !self.runs_past_call(state, b))
+        });
+    }
+
+    /// Whether walking `bytes` from `state` passes a state that ends a
+    /// call with bytes still to read.
+    pub(crate) fn runs_past_call(&self, state: u32, bytes: &[u8]) -> bool {
+        let mut q = state;
+        for (i, &b) in bytes.iter().enumerate() {
+            if i > 0 && self.ends_call(q) {
+                return true;
+            }
+            q = self.next_state(q, b);
+            if q == layout::DEAD_STATE {
+                return false;
+            }
+        }
+        false
+    }
+
+    /// Whether a token from `state` can run past the end of a call (where
+    /// a matcher that stops after its first call checks each token).
+    #[inline]
+    pub fn stop_gate(&self, state: u32) -> bool {
+        self.p.dfa.stop_gate(state)
     }
 
     /// The format's entry points, `(name, start state)`, the default (where
@@ -397,7 +431,26 @@ impl<'a> Grammar<'a> {
 
     /// The start state of entry point `name`.
     pub fn entry_state(&self, name: &str) -> Option<u32> {
-        self.entries().find(|&(n, _)| n == name).map(|(_, s)| s)
+        self.entry(name).map(|(s, _)| s)
+    }
+
+    /// The start state of entry point `name`, and whether it stops after
+    /// its first call: an entry such as `one` that walks the states of
+    /// another (`required`) and, where a call ends, allows only the end of
+    /// sequence (see `runtime/FORMAT.md`).
+    pub fn entry(&self, name: &str) -> Option<(u32, bool)> {
+        self.p
+            .entries
+            .iter_stops()
+            .find(|&(n, ..)| n == name)
+            .map(|(_, s, stops)| (s, stops))
+    }
+
+    /// Whether `state` ends a call: where a matcher of an entry that stops
+    /// after its first call allows only the end of sequence.
+    #[inline]
+    pub fn ends_call(&self, state: u32) -> bool {
+        self.p.dfa.ends_call(state)
     }
 
     /// The mask width in tokens: the model's logits size.

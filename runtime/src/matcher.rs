@@ -85,8 +85,8 @@ impl<G: GrammarHandle + ?Sized> GrammarHandle for &G {
 /// through. Usually spelled [`Matcher`] (borrowing a [`Grammar`]) or
 /// [`OwnedMatcher`](crate::OwnedMatcher).
 ///
-/// A handle and three `u32`s; a [`Matcher`] is `Copy`, so saving one for
-/// lookahead or rollback costs nothing.
+/// A handle, four `u32`s and a flag; a [`Matcher`] is `Copy`, so saving
+/// one for lookahead or rollback costs nothing.
 #[derive(Clone, Copy, Debug)]
 pub struct MatcherOf<G> {
     grammar: G,
@@ -97,6 +97,9 @@ pub struct MatcherOf<G> {
     budget: u32,
     /// The one tool its calls may name ([`NO_TOOL`]: any).
     tool: u32,
+    /// Its entry stops after its first call: at a state that ends a call
+    /// only the end of sequence is allowed ([`Grammar::entry`]).
+    stops: bool,
 }
 
 /// [`MatcherOf::tool`] of a matcher that allows every tool.
@@ -121,7 +124,22 @@ impl<G: GrammarHandle> MatcherOf<G> {
             left,
             budget: left,
             tool: NO_TOOL,
+            stops: false,
         }
+    }
+
+    /// This matcher, stopping after its first call if `stops` (its entry's
+    /// flag, [`Grammar::entry`]).
+    pub(crate) fn stopping(mut self, stops: bool) -> Self {
+        self.stops = stops;
+        self
+    }
+
+    /// Whether no more text may follow here: the matcher's entry stops
+    /// after its first call, and a call has just ended.
+    #[inline]
+    fn stopped(&self, g: &Grammar<'_>) -> bool {
+        self.stops && g.ends_call(self.state)
     }
 
     /// A copy of this position that borrows the handle: for looking
@@ -133,6 +151,7 @@ impl<G: GrammarHandle> MatcherOf<G> {
             left: self.left,
             budget: self.budget,
             tool: self.tool,
+            stops: self.stops,
         }
     }
 
@@ -140,8 +159,8 @@ impl<G: GrammarHandle> MatcherOf<G> {
     /// tokens (`None`: the artifact's default), if an output can be
     /// completed from there within them.
     pub fn start(grammar: G, entry: Option<&str>, budget: Option<u32>) -> Result<Self, Error> {
-        let (state, left) = grammar.grammar().start_at(entry, budget)?;
-        Ok(MatcherOf::at(grammar, state, left))
+        let (state, left, stops) = grammar.grammar().start_at(entry, budget)?;
+        Ok(MatcherOf::at(grammar, state, left).stopping(stops))
     }
 
     /// A matcher at entry `entry` (`None`: the default) whose output may
@@ -159,12 +178,12 @@ impl<G: GrammarHandle> MatcherOf<G> {
         budget: Option<u32>,
     ) -> Result<Self, Error> {
         let g = grammar.grammar();
-        let state = match entry {
-            None => g.start_state(),
-            Some(name) => g.entry_state(name).ok_or(Error::new(ErrorKind::NoEntry))?,
+        let (state, stops) = match entry {
+            None => (g.start_state(), false),
+            Some(name) => g.entry(name).ok_or(Error::new(ErrorKind::NoEntry))?,
         };
         let left = budget.map_or(g.default_budget(), |n| n.min(UNBOUNDED - 1));
-        let mut m = MatcherOf::at(grammar, state, left);
+        let mut m = MatcherOf::at(grammar, state, left).stopping(stops);
         m.restrict(Some(tool))?;
         Ok(m)
     }
@@ -243,11 +262,20 @@ impl<G: GrammarHandle> MatcherOf<G> {
             g.fill_eos(true, out);
             return true;
         }
+        if self.stopped(&g) {
+            // A call has ended and the entry allows no other: the state
+            // accepts (the compiler only stops where one does).
+            g.fill_eos(g.is_accepting_state(self.state), out);
+            return true;
+        }
         let ok = g.fill_budget_mask(self.state, self.left, out);
         if let Some(view) = self.view(&g) {
             if view.gated(self.state, self.left) {
                 g.filter_for(&view, self.state, self.left, out);
             }
+        }
+        if self.stops && g.stop_gate(self.state) {
+            g.filter_stopping(self.state, out);
         }
         ok
     }
@@ -270,7 +298,11 @@ impl<G: GrammarHandle> MatcherOf<G> {
             }
             return false;
         };
-        if self.left == 0 {
+        if self.left == 0 || self.stopped(&g) {
+            return false;
+        }
+        // Only from a stop gate can a token run past a call's end.
+        if self.stops && g.stop_gate(self.state) && g.runs_past_call(self.state, bytes) {
             return false;
         }
         let view = self.view(&g);
@@ -377,6 +409,7 @@ impl<G: GrammarHandle> MatcherOf<G> {
     pub fn reset(&mut self) {
         self.state = self.grammar.lend().start_state();
         self.left = self.budget;
+        self.stops = false;
     }
 
     /// Restarts at entry point `name` with the budget the matcher was
@@ -388,10 +421,11 @@ impl<G: GrammarHandle> MatcherOf<G> {
     pub fn reset_to(&mut self, name: &str) -> bool {
         let g = self.grammar.lend();
         let view = self.view(&g);
-        match g.entry_state(name) {
-            Some(s) if g.fits_for(view.as_ref(), s, self.budget) => {
+        match g.entry(name) {
+            Some((s, stops)) if g.fits_for(view.as_ref(), s, self.budget) => {
                 self.state = s;
                 self.left = self.budget;
+                self.stops = stops;
                 true
             }
             _ => false,
@@ -439,6 +473,13 @@ impl<G: GrammarHandle> MatcherOf<G> {
             return false;
         }
         let g = self.grammar.lend();
+        // Past a call's end no byte is allowed, and before it none that
+        // leads past one.
+        if self.stops
+            && (self.stopped(&g) && !bytes.is_empty() || g.runs_past_call(self.state, bytes))
+        {
+            return false;
+        }
         let view = self.view(&g);
         match g.walk_for(view.as_ref(), self.state, bytes) {
             Some(next) if g.fits_for(view.as_ref(), next, self.left) => {

@@ -47,3 +47,23 @@ pub fn served_states(g: &Grammar<'_>, specials: &[u32]) -> Vec<bool> {
     }
     served
 }
+
+/// The mask `m` fills, in a buffer of the grammar's width.
+pub fn mask_of(m: &tooldec_runtime::Matcher<'_>) -> Vec<u32> {
+    let mut w = vec![0u32; m.grammar().mask_words()];
+    m.fill_mask(&mut w);
+    w
+}
+
+/// The token ids whose bits are set in `words`, ascending.
+pub fn set_ids(words: &[u32]) -> Vec<u32> {
+    let mut out = Vec::new();
+    for (i, &w) in words.iter().enumerate() {
+        let mut w = w;
+        while w != 0 {
+            out.push(i as u32 * 32 + w.trailing_zeros());
+            w &= w - 1;
+        }
+    }
+    out
+}

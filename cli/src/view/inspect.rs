@@ -42,7 +42,7 @@ const SECTIONS: [&str; 15] = [
 const SECTION_WHAT: [&str; 15] = [
     "byte -> class, row shapes",
     "per state a row: its shape, its targets",
-    "accepting bit and mask id per state",
+    "flags (accepting, ends a call) and mask id per state",
     "kind, offset and length per mask",
     "the masks' words",
     "end-of-sequence ids",
@@ -130,7 +130,13 @@ fn header(o: &mut String, v: &View<'_>, src: &Source<'_>) {
             } else {
                 "              "
             },
-            if i == 0 { " (default)" } else { "" }
+            if i == 0 {
+                " (default)"
+            } else if g.entry(name).is_some_and(|e| e.1) {
+                " (stops after its first call)"
+            } else {
+                ""
+            }
         );
     }
     let _ = match g.max_tokens() {

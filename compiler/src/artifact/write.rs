@@ -13,8 +13,8 @@
 //! states, which serve most steps and where a list must be about as fast.
 
 use tooldec_runtime::codec::{
-    BudgetBuilder, Dfa as DfaSection, EntriesBuilder, Header, MasksBuilder, Payload, TokensBuilder,
-    ToolsBuilder, WriteError,
+    BudgetBuilder, Dfa as DfaSection, EntriesBuilder, Header, MasksBuilder, Payload, StateFlags,
+    TokensBuilder, ToolsBuilder, WriteError,
 };
 use tooldec_runtime::layout::{self, kind};
 
@@ -68,6 +68,13 @@ pub struct Input<'a> {
     pub dfa: &'a PackedDfa,
     /// The format's entry points, `(name, start state)`, the default first.
     pub entries: &'a [(String, u32)],
+    /// Per entry, whether it stops after its first call (empty: none).
+    pub stops: &'a [bool],
+    /// Per state, whether it ends a call (empty: none does).
+    pub call_end: &'a [bool],
+    /// Per state, whether a token from it can run past a call's end
+    /// ([`crate::automaton::machine::Machine::stop_gates`]; empty: none).
+    pub stop_gates: &'a [bool],
     /// The masks, distances and tiers of the crossing.
     pub crossed: &'a Masks,
     /// Each token's bytes as the grammar reads them ([`token_table`]).
@@ -133,6 +140,9 @@ fn sections(input: &Input<'_>) -> Result<Sections, Error> {
     let Input {
         dfa,
         entries,
+        stops,
+        call_end,
+        stop_gates,
         crossed,
         vocab,
         ..
@@ -141,12 +151,18 @@ fn sections(input: &Input<'_>) -> Result<Sections, Error> {
     let hot = hot_masks(dfa, crossed);
     let (masks, forms) = mask_table(crossed, &hot, n_tokens).map_err(limit)?;
 
-    let states = DfaSection::states_section(
-        (0..dfa.n_states()).map(|s| (dfa.accept[s], crossed.state_mask[s])),
-    );
+    let states = DfaSection::states_section((0..dfa.n_states()).map(|s| {
+        let flag = |v: &[bool]| v.get(s).copied().unwrap_or(false);
+        let flags = StateFlags {
+            accepting: dfa.accept[s],
+            ends_call: flag(call_end),
+            stop_gate: flag(stop_gates),
+        };
+        (flags, crossed.state_mask[s])
+    }));
     let mut entry_table = EntriesBuilder::new();
-    for (name, state) in entries {
-        entry_table.push(name, *state);
+    for (k, (name, state)) in entries.iter().enumerate() {
+        entry_table.push(name, *state, stops.get(k).copied().unwrap_or(false));
     }
     let mut budget = BudgetBuilder::new();
     for s in 0..dfa.n_states() {

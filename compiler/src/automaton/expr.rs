@@ -46,6 +46,11 @@ pub enum Expr {
     /// property's value ...): see [`crate::automaton::region`]. Tags never change a
     /// language; they name the states built for it.
     Tag(Rc<crate::automaton::region::Tag>, Box<Expr>),
+    /// The empty string, at the point where a call of a format's repeated
+    /// calls ends: the NFA state built for it marks the DFA states that
+    /// end a call, where a matcher of an entry that stops after its first
+    /// call serves only the end of sequence (see `call_format::stops`).
+    CallEnd,
 }
 
 /// A byte automaton given by its moves: state `s` moves on a byte in
@@ -363,6 +368,7 @@ fn write_regex(e: &Expr, out: &mut String) -> Result<(), String> {
         }
         Expr::Shared(inner) => write_regex(inner, out)?,
         Expr::Tag(_, inner) => write_regex(inner, out)?,
+        Expr::CallEnd => {}
     }
     Ok(())
 }

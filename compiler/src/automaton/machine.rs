@@ -28,6 +28,12 @@ pub struct Machine {
     /// With several entries, `dfa.start` is a selector state that no token
     /// reaches, and each entry's state is where its selector leads.
     pub entries: Vec<(String, u32)>,
+    /// Per entry, whether it stops after its first call: it walks another
+    /// entry's states and serves only the end of sequence at a state that
+    /// ends a call (see `call_format::stops`).
+    pub stops: Vec<bool>,
+    /// Per state, whether it ends a call; empty when no entry stops.
+    pub call_end: Vec<bool>,
     /// The special tokens the grammar uses.
     pub specials: Vec<u32>,
     /// Over-approximations made under `--relax`, one line each.
@@ -75,7 +81,31 @@ pub(crate) fn front_tools(
     specials: &call_format::Specials,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Front, Error> {
-    lower_tools(set, opts, vocab, specials, progress)?.determinize_tools(set, opts, progress)
+    let front = lower_tools(set, opts, vocab, specials, progress)?
+        .determinize_tools(set, opts, progress)?;
+    explicit_if_mixed(front, opts, |o| {
+        front_tools(set, o, vocab, specials, progress)
+    })
+}
+
+/// `front`, or where one of its states could be in a first call or past
+/// it (then an entry that stops after its first call would be served
+/// wrong there), the grammar lowered and determinized again with every
+/// entry as written. No shipped format needs it.
+/// `rebuild` makes the front again with the options it is given.
+pub(crate) fn explicit_if_mixed(
+    front: Front,
+    opts: &Options,
+    rebuild: impl FnOnce(&Options) -> Result<Front, Error>,
+) -> Result<Front, Error> {
+    if !front.dfa.call_mixed {
+        return Ok(front);
+    }
+    drop(front);
+    rebuild(&Options {
+        stop_entries: false,
+        ..opts.clone()
+    })
 }
 
 /// The [`LoweredNfa`] of a tool set's grammar.
@@ -135,6 +165,10 @@ pub struct Front {
     /// Entry rule names; entry `k` starts where `[ENTRY_ESCAPE, k]` leads
     /// from the start when there are several.
     pub entries: Vec<String>,
+    /// The entries that stop after their first call, and those they walk.
+    stops: Vec<(String, String)>,
+    /// Every entry's name in the format's order.
+    order: Vec<String>,
     /// The special tokens the grammar uses.
     pub specials: Vec<u32>,
     relaxed: Vec<String>,
@@ -153,6 +187,8 @@ pub struct LoweredNfa {
     /// Entry rule names; entry `k` starts where `[ENTRY_ESCAPE, k]` leads
     /// from the start when there are several.
     pub entries: Vec<String>,
+    stops: Vec<(String, String)>,
+    order: Vec<String>,
     /// The special tokens the grammar uses.
     pub specials: Vec<u32>,
     relaxed: Vec<String>,
@@ -192,6 +228,8 @@ fn lower_nfa(
     Ok(LoweredNfa {
         nfa: std::sync::Arc::new(nfa),
         entries: lowered.entries,
+        stops: lowered.stops,
+        order: lowered.order,
         specials: lowered.specials,
         relaxed: lowered.relaxed,
         phases,
@@ -227,6 +265,8 @@ impl LoweredNfa {
         let LoweredNfa {
             nfa,
             entries,
+            stops,
+            order,
             specials,
             relaxed,
             mut phases,
@@ -265,6 +305,8 @@ impl LoweredNfa {
             colors,
             regions,
             entries,
+            stops,
+            order,
             specials,
             relaxed,
             stats,
@@ -323,6 +365,8 @@ impl Front {
             colors,
             regions,
             entries,
+            stops,
+            order,
             specials,
             relaxed,
             stats,
@@ -353,6 +397,7 @@ impl Front {
             (dfa, new_of, None)
         };
         let freed = sparse.bytes();
+        let call_end = carried_ends(&sparse.call_end, &new_of, dfa.n_states());
         drop(sparse);
         let skip = |m| m == dfa::UNREACHED || m == dfa::DEAD;
         let labels = labels.carried(&new_of, dfa.n_states(), skip);
@@ -374,9 +419,22 @@ impl Front {
                 s => Ok((name.clone(), s)),
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let (entries, stops) = in_format_order(entries, &stops, &order);
+        if let Some(state) =
+            stopping_states(&entries, &stops, &call_end).find(|&s| !dfa.accept[s as usize])
+        {
+            // `call_format::stops` only pairs entries whose repeated calls
+            // end them; this would be a bug there.
+            return Err(Error::new(
+                ErrorKind::CallFormat,
+                format!("state {state} ends a call but does not accept"),
+            ));
+        }
         let machine = Machine {
             dfa,
             entries,
+            stops,
+            call_end,
             specials,
             relaxed,
             regions,
@@ -387,7 +445,139 @@ impl Front {
     }
 }
 
+/// Per state of the minimized DFA, whether it ends a call: carried from
+/// the subset construction's states (minimization keeps the two kinds
+/// apart). Empty when none does.
+fn carried_ends(ends: &[bool], new_of: &[u32], n: usize) -> Vec<bool> {
+    if !ends.iter().any(|&e| e) {
+        return Vec::new();
+    }
+    let mut out = vec![false; n];
+    for (&m, &e) in new_of.iter().zip(ends) {
+        if e && m != dfa::UNREACHED && m != dfa::DEAD {
+            out[m as usize] = true;
+        }
+    }
+    out
+}
+
+/// The built entries and those that stop after their first call (at the
+/// state of the entry they walk), in the format's order.
+fn in_format_order(
+    built: Vec<(String, u32)>,
+    stops: &[(String, String)],
+    order: &[String],
+) -> (Vec<(String, u32)>, Vec<bool>) {
+    let state = |name: &str| built.iter().find(|e| e.0 == name).map(|e| e.1);
+    order
+        .iter()
+        .filter_map(|name| match stops.iter().find(|s| &s.0 == name) {
+            Some((_, of)) => Some(((name.clone(), state(of)?), true)),
+            None => Some(((name.clone(), state(name)?), false)),
+        })
+        .unzip()
+}
+
+/// The states that end a call, when some entry stops after its first one.
+fn stopping_states<'a>(
+    entries: &[(String, u32)],
+    stops: &[bool],
+    call_end: &'a [bool],
+) -> impl Iterator<Item = u32> + 'a {
+    let any = entries.len() == stops.len() && stops.iter().any(|&s| s);
+    call_end
+        .iter()
+        .enumerate()
+        .filter(move |&(_, &e)| any && e)
+        .map(|(s, _)| s as u32)
+}
+
 impl Machine {
+    /// Per state, whether a token from it can run past the end of a call
+    /// (`</tool_call>` written as text, then a token `>\n`): where a
+    /// matcher that stops after its first call checks each allowed
+    /// token's walk. Empty when no entry stops.
+    ///
+    /// Such a token holds a byte into a state that ends a call followed by
+    /// one out of it, so only tokens with such a pair are tried, and only
+    /// from the states within their length before a call's end (at 10,000
+    /// tools a few dozen states: the ends of the calls are shared).
+    pub fn stop_gates(&self, text: &crate::vocab::TokenText<'_>) -> Vec<bool> {
+        let dfa = &self.dfa;
+        let ends = &self.call_end;
+        if !self.stops.iter().any(|&s| s) || !ends.iter().any(|&e| e) {
+            return Vec::new();
+        }
+        let n = dfa.n_states();
+        let mut into = vec![false; dfa.n_classes];
+        let mut out = vec![false; dfa.n_classes];
+        for s in 0..n as u32 {
+            for (c, t) in dfa.moves(s) {
+                into[c] |= ends[t as usize];
+                out[c] |= ends[s as usize];
+            }
+        }
+        let class = |b: u8| dfa.classes[b as usize] as usize;
+        let tokens: Vec<&[u8]> = (0..text.len() as u32)
+            .filter_map(|t| text.get(t))
+            .filter(|b| b.windows(2).any(|w| into[class(w[0])] && out[class(w[1])]))
+            .collect();
+        let longest = tokens.iter().map(|t| t.len()).max().unwrap_or(0);
+        if tokens.is_empty() {
+            return vec![false; n];
+        }
+        // The states within `longest - 1` bytes before a call's end, by a
+        // backward search over the moves' predecessor lists.
+        let mut at = vec![0u32; n + 1];
+        for s in 0..n as u32 {
+            for (_, t) in dfa.moves(s) {
+                at[t as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            at[i + 1] += at[i];
+        }
+        let mut fill = at.clone();
+        let mut preds = vec![0u32; at[n] as usize];
+        for s in 0..n as u32 {
+            for (_, t) in dfa.moves(s) {
+                preds[fill[t as usize] as usize] = s;
+                fill[t as usize] += 1;
+            }
+        }
+        drop(fill);
+        let mut near = ends.clone();
+        let mut layer: Vec<u32> = (0..n as u32).filter(|&s| ends[s as usize]).collect();
+        for _ in 1..longest {
+            let mut next = Vec::new();
+            for &q in &layer {
+                for &p in &preds[at[q as usize] as usize..at[q as usize + 1] as usize] {
+                    if !near[p as usize] {
+                        near[p as usize] = true;
+                        next.push(p);
+                    }
+                }
+            }
+            layer = next;
+        }
+        let runs_past = |s: u32, bytes: &[u8]| {
+            let mut q = s;
+            for (i, &b) in bytes.iter().enumerate() {
+                if i > 0 && ends[q as usize] {
+                    return true;
+                }
+                q = dfa.next(q, b);
+                if q == dfa::DEAD {
+                    return false;
+                }
+            }
+            false
+        };
+        (0..n as u32)
+            .map(|s| near[s as usize] && tokens.iter().any(|t| runs_past(s, t)))
+            .collect()
+    }
+
     /// The states a matcher can be in: those reached from an entry by text
     /// bytes and by whole special tokens. The others (the entry selector,
     /// the inside of a special token's reserved bytes) get an empty mask.

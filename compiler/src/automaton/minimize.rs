@@ -43,9 +43,18 @@ impl SparseDfa {
     /// state across. `threads` share the signature rounds (see
     /// [`SparseDfa::refine`]); the result is the same for any number.
     pub fn minimize(&self, threads: usize) -> Result<(PackedDfa, Vec<u32>), Limit> {
-        let keys: Vec<u32> = self.accept.iter().map(|&a| a as u32).collect();
+        let keys: Vec<u32> = (0..self.accept.len())
+            .map(|s| self.end_key(s) | self.accept[s] as u32)
+            .collect();
         let blocks = self.refine(&keys, threads)?;
         self.quotient(&blocks, threads)
+    }
+
+    /// Bit 1 of a state's key when it ends a call: a state that ends a
+    /// call never merges with one that does not, whatever their languages,
+    /// since a matcher that stops after its first call tells them apart.
+    fn end_key(&self, s: usize) -> u32 {
+        (self.call_end.get(s).copied().unwrap_or(false) as u32) << 1
     }
 
     /// [`SparseDfa::minimize`] keeping states of different colours apart
@@ -61,10 +70,11 @@ impl SparseDfa {
         let keys: Vec<u32> = colors
             .iter()
             .zip(&self.accept)
-            .map(|(&c, &a)| {
+            .enumerate()
+            .map(|(s, (&c, &a))| {
                 // Colours index a table of at most one entry per state.
-                assert!(c < 1 << 31, "colour {c} out of range");
-                c << 1 | a as u32
+                assert!(c < 1 << 30, "colour {c} out of range");
+                c << 2 | self.end_key(s) | a as u32
             })
             .collect();
         let blocks = self.refine(&keys, threads)?;

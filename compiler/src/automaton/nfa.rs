@@ -77,6 +77,9 @@ pub struct Nfa {
     pub start: u32,
     /// The one accepting state.
     pub accept: u32,
+    /// The states built for [`Expr::CallEnd`], ascending: a DFA state
+    /// holding one ends a call.
+    pub call_ends: Vec<u32>,
     /// The region tree of the expression's tags; region 0 is the root.
     pub regions: Vec<Region>,
     /// The nodes of tool-name tries ([`Nfa::names_by_state`] indexes them): branch
@@ -125,6 +128,45 @@ impl Nfa {
     /// node of a tool-name trie.
     pub fn names_by_state(&self) -> &[u32] {
         &self.name
+    }
+
+    /// Per state, whether it is only before a call's end and whether it is
+    /// only after one: reached from the start without passing an
+    /// [`Expr::CallEnd`] state, or from one. A DFA state holding both
+    /// kinds could be in a first call or past it, and an entry that stops
+    /// after its first call cannot be served from it (the accepting state,
+    /// reached either way, is neither).
+    pub fn call_sides(&self) -> (Vec<bool>, Vec<bool>) {
+        let n = self.len();
+        let mut is_end = vec![false; n];
+        for &e in &self.call_ends {
+            is_end[e as usize] = true;
+        }
+        let reach = |from: &mut dyn Iterator<Item = u32>, stop: &[bool]| {
+            let mut seen = vec![false; n];
+            let mut stack: Vec<u32> = from.filter(|&s| !stop[s as usize]).collect();
+            for &s in &stack {
+                seen[s as usize] = true;
+            }
+            while let Some(s) = stack.pop() {
+                let next = self.eps(s).iter().copied();
+                for t in next.chain(self.ranges(s).iter().map(|m| m.2)) {
+                    if !seen[t as usize] && !stop[t as usize] {
+                        seen[t as usize] = true;
+                        stack.push(t);
+                    }
+                }
+            }
+            seen
+        };
+        let before = reach(&mut std::iter::once(self.start), &is_end);
+        let after = reach(&mut self.call_ends.iter().copied(), &vec![false; n]);
+        let only = |a: &[bool], b: &[bool]| -> Vec<bool> {
+            (0..n)
+                .map(|s| a[s] && !b[s] && s != self.accept as usize)
+                .collect()
+        };
+        (only(&before, &after), only(&after, &before))
     }
 
     /// The bytes its arrays hold.
@@ -184,6 +226,7 @@ pub fn build(expr: &Expr, max_states: usize) -> Result<Nfa, Limit> {
         region: FORMAT,
         names: Vec::new(),
         pure: WordMap::default(),
+        call_ends: Vec::new(),
     };
     let accept = b.add()?;
     let start = b.compile(expr, accept)?;
@@ -205,6 +248,8 @@ struct Builder {
     /// The states built by [`Builder::pure`], by the hash of their moves
     /// and region.
     pure: WordMap<u64, u32>,
+    /// The states built for [`Expr::CallEnd`].
+    call_ends: Vec<u32>,
 }
 
 impl Builder {
@@ -230,6 +275,12 @@ impl Builder {
             name: Vec::with_capacity(n),
             start,
             accept,
+            call_ends: {
+                let mut ends = self.call_ends;
+                ends.sort_unstable();
+                ends.dedup();
+                ends
+            },
             regions: self.regions,
             names: self.names,
         };
@@ -305,6 +356,14 @@ impl Builder {
     fn compile(&mut self, e: &Expr, next: u32) -> Result<u32, Limit> {
         match e {
             Expr::Empty => Ok(next),
+            // A state of its own, never shared with an equal epsilon move:
+            // it marks where a call ends.
+            Expr::CallEnd => {
+                let s = self.add()?;
+                self.states[s as usize].eps.push(next);
+                self.call_ends.push(s);
+                Ok(s)
+            }
             Expr::Bytes(bytes) => {
                 let mut s = next;
                 for &b in bytes.iter().rev() {

@@ -36,6 +36,15 @@ pub struct SparseDfa {
     target: Vec<u32>,
     /// Whether each state accepts.
     pub accept: Vec<bool>,
+    /// Whether each state ends a call (its subset holds an
+    /// [`Expr::CallEnd`](crate::automaton::expr::Expr::CallEnd) state);
+    /// empty when the grammar marks none.
+    pub call_end: Vec<bool>,
+    /// Some state could be in a first call or past it ([`Nfa::call_sides`]
+    /// tells them apart): then no entry may stop after its first call.
+    ///
+    /// [`Nfa::call_sides`]: crate::automaton::nfa::Nfa::call_sides
+    pub call_mixed: bool,
     /// The start state.
     pub start: u32,
 }
@@ -51,6 +60,8 @@ impl SparseDfa {
             class: Vec::new(),
             target: Vec::new(),
             accept: Vec::new(),
+            call_end: Vec::new(),
+            call_mixed: false,
             start: 1,
         }
     }

@@ -484,6 +484,17 @@ pub(crate) fn subsets(
         .iter()
         .map(|s| s.binary_search(&nfa.accept).is_ok())
         .collect();
+    if !nfa.call_ends.is_empty() {
+        let ends = &nfa.call_ends;
+        dfa.call_end = sets
+            .iter()
+            .map(|s| s.iter().any(|q| ends.binary_search(q).is_ok()))
+            .collect();
+        let (before, after) = nfa.call_sides();
+        dfa.call_mixed = sets
+            .iter()
+            .any(|s| s.iter().any(|&q| before[q as usize]) && s.iter().any(|&q| after[q as usize]));
+    }
     let labels = if labeled {
         // One word per NFA state, read in set order: the states themselves
         // (moves and all) are ten times larger and would be read at random.

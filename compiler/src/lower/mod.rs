@@ -92,7 +92,8 @@ pub(crate) fn lower_with(
         args,
         encode: &mut encode,
     };
-    let mut lowered = call_format::lower(&opts.format, &mut parts, vocab, specials)?;
+    let mut lowered =
+        call_format::lower(&opts.format, &mut parts, vocab, specials, opts.stop_entries)?;
     let mut relaxed = std::mem::take(&mut lowering.relaxed);
     for (_, l) in &mut spelled {
         for line in l.relaxed.drain(..) {
@@ -165,6 +166,8 @@ pub fn lower_schema(set: &ToolSet, opts: &Options) -> Result<call_format::Lowere
     Ok(call_format::Lowered {
         expr,
         entries: vec!["value".to_string()],
+        stops: Vec::new(),
+        order: vec!["value".to_string()],
         specials: Vec::new(),
         relaxed: lowering.relaxed,
     })

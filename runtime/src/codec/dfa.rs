@@ -8,6 +8,27 @@ use super::layout::{self, sec, shape};
 use super::Source;
 use crate::error::Error;
 
+/// STATES flag bit: the state accepts.
+const STATE_ACCEPTS: u32 = 1;
+/// STATES flag bit: the state ends a call ([`super::layout::ENTRY_STOPS`]).
+const STATE_ENDS_CALL: u32 = 2;
+/// STATES flag bit: a token from the state can run past a call's end, so
+/// a matcher that stops after its first call checks each token's walk.
+const STATE_STOP_GATE: u32 = 4;
+
+/// A state's STATES flags, as the compiler gives them.
+#[cfg(feature = "std")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StateFlags {
+    /// The text before it is a complete output.
+    pub accepting: bool,
+    /// It ends a call: an entry that stops after its first call allows
+    /// only the end of sequence here.
+    pub ends_call: bool,
+    /// A token from it can run past a call's end.
+    pub stop_gate: bool,
+}
+
 /// The DFA over bytes: each byte's class, the transitions as rows of a
 /// shared shape and their targets ([`layout::shape`]) and per state its
 /// mask id and accepting flag, the per-state tables as [`Column`]s.
@@ -155,6 +176,12 @@ impl<'a> Dfa<'a> {
                 flags.len() as u64,
             ));
         }
+        if !matches!(flags.split(), 1 | 3) {
+            return Err(Error::section(
+                sec::STATES,
+                "has flags of neither one bit (accepting) nor three (accepting, ends a call, stop gate)",
+            ));
+        }
         let heads = [rows.head(), targets.head(), flags.head()];
         let dfa = Dfa::with_heads(classes, shapes, n_classes, transitions, states, heads);
         if let Some(t) = (0..n_classes)
@@ -167,7 +194,14 @@ impl<'a> Dfa<'a> {
                 t as u64,
             ));
         }
-        for (i, (_, mask)) in flags.pairs().enumerate() {
+        for (i, (bits, mask)) in flags.pairs().enumerate() {
+            if bits & (STATE_ENDS_CALL | STATE_ACCEPTS) == STATE_ENDS_CALL {
+                return Err(Error::field(
+                    "accepting flag of a state that ends a call",
+                    1,
+                    0,
+                ));
+            }
             if mask as usize >= c.n_masks {
                 return Err(Error::range(
                     "mask id of state",
@@ -237,7 +271,20 @@ impl<'a> Dfa<'a> {
     /// Whether `state` accepts (false out of range).
     #[inline]
     pub(crate) fn is_accepting(&self, state: u32) -> bool {
-        self.flags.pair(state as usize).0 != 0
+        self.flags.pair(state as usize).0 & STATE_ACCEPTS != 0
+    }
+
+    /// Whether `state` ends a call (false out of range, and in an artifact
+    /// where no state does).
+    #[inline]
+    pub(crate) fn ends_call(&self, state: u32) -> bool {
+        self.flags.pair(state as usize).0 & STATE_ENDS_CALL != 0
+    }
+
+    /// Whether a token from `state` can run past a call's end.
+    #[inline]
+    pub(crate) fn stop_gate(&self, state: u32) -> bool {
+        self.flags.pair(state as usize).0 & STATE_STOP_GATE != 0
     }
 
     /// The mask id `state` serves without a budget.
@@ -271,12 +318,28 @@ impl<'a> Dfa<'a> {
     /// STATES for states given as `(accepting, mask id)`: a column of
     /// `accepting | mask id << 1`.
     #[cfg(feature = "std")]
-    pub fn states_section(states: impl Iterator<Item = (bool, u32)>) -> std::vec::Vec<u8> {
+    /// STATES for states `(flags, mask id)`: flags of one bit when no
+    /// state ends a call (every artifact without an entry that stops after
+    /// its first call), three otherwise.
+    pub fn states_section(states: impl Iterator<Item = (StateFlags, u32)>) -> std::vec::Vec<u8> {
+        let states: std::vec::Vec<(StateFlags, u32)> = states.collect();
+        let split = if states.iter().any(|s| s.0.ends_call) {
+            3
+        } else {
+            1
+        };
         let values: std::vec::Vec<u64> = states
-            .map(|(accepting, mask)| column::join(accepting as u32, mask, 1))
+            .iter()
+            .map(|&(f, mask)| {
+                let bit = |on: bool, b: u32| if on { b } else { 0 };
+                let bits = bit(f.accepting, STATE_ACCEPTS)
+                    | bit(f.ends_call, STATE_ENDS_CALL)
+                    | bit(f.stop_gate, STATE_STOP_GATE);
+                column::join(bits & ((1 << split) - 1), mask, split)
+            })
             .collect();
         let mut out = std::vec::Vec::new();
-        column::push(&mut out, &values, 1);
+        column::push(&mut out, &values, split);
         super::le_bytes(&out)
     }
 }
@@ -564,7 +627,14 @@ mod tests {
     fn round_trip(dense: &[u32], nc: usize) -> Rows {
         let rows = Rows::of_dense(dense, nc as u32).unwrap();
         let n = dense.len() / nc;
-        let states = Dfa::states_section((0..n).map(|s| (s % 3 == 1, s as u32)));
+        // Every third state accepts; with several states, one of those ends
+        // a call and the state before it is a stop gate.
+        let flags = |s: usize| StateFlags {
+            accepting: s % 3 == 1,
+            ends_call: s == 4,
+            stop_gate: s == 3,
+        };
+        let states = Dfa::states_section((0..n).map(|s| (flags(s), s as u32)));
         let transitions = rows.section(nc as u32, n);
         let classes = [0u8; 256];
         let dfa = Dfa::view(&classes, &rows.shapes, nc as u32, &transitions, &states);
@@ -572,6 +642,8 @@ mod tests {
         for s in 0..n {
             assert_eq!(dfa.mask_id(s as u32), Some(s as u32));
             assert_eq!(dfa.is_accepting(s as u32), s % 3 == 1);
+            assert_eq!(dfa.ends_call(s as u32), s == 4);
+            assert_eq!(dfa.stop_gate(s as u32), s == 3);
             for k in 0..nc {
                 assert_eq!(
                     dfa.step(s as u32, k as u32),

@@ -17,8 +17,9 @@ pub struct Entries<'a> {
 
 impl<'a> Entries<'a> {
     /// Reads and checks both sections: one or more whole triples, each
-    /// state live and below the state count, the first the start state,
-    /// each name inside ENTRY_NAMES and UTF-8.
+    /// state live and below the state count, the first the start state
+    /// (and not one that stops after its first call), each name inside
+    /// ENTRY_NAMES and UTF-8.
     pub(crate) fn read(src: &Source<'a>, start: u32, c: &Counts) -> Result<Self, Error> {
         let table = src.words(sec::ENTRIES, None)?;
         let names = src.bytes(sec::ENTRY_NAMES);
@@ -29,7 +30,7 @@ impl<'a> Entries<'a> {
             ));
         }
         for (i, e) in table.chunks_exact(3).enumerate() {
-            let (state, off, len) = (e[0], e[1] as usize, e[2] as usize);
+            let (state, off, len) = (e[0] & !layout::ENTRY_STOPS, e[1] as usize, e[2] as usize);
             if state == layout::DEAD_STATE || state as usize >= c.n_states {
                 return Err(Error::range(
                     "entry state",
@@ -38,11 +39,11 @@ impl<'a> Entries<'a> {
                     c.n_states as u64,
                 ));
             }
-            if i == 0 && state != start {
+            if i == 0 && e[0] != start {
                 return Err(Error::field(
-                    "state of the first entry (the start state)",
+                    "state of the first entry (the start state, not stopping after a call)",
                     start as u64,
-                    state as u64,
+                    e[0] as u64,
                 ));
             }
             let end = off
@@ -61,6 +62,12 @@ impl<'a> Entries<'a> {
 
     /// `(name, start state)` per entry, the default first.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&'a str, u32)> + 'a {
+        self.iter_stops().map(|(name, state, _)| (name, state))
+    }
+
+    /// `(name, start state, stops after its first call)` per entry, the
+    /// default first.
+    pub(crate) fn iter_stops(&self) -> impl Iterator<Item = (&'a str, u32, bool)> + 'a {
         let names = self.names;
         self.table.chunks_exact(3).map(move |e| {
             let (off, len) = (e[1] as usize, e[2] as usize);
@@ -69,7 +76,8 @@ impl<'a> Entries<'a> {
                 .get(off..off.saturating_add(len))
                 .and_then(|n| core::str::from_utf8(n).ok())
                 .unwrap_or("");
-            (name, e[0])
+            let stops = e[0] & layout::ENTRY_STOPS != 0;
+            (name, e[0] & !layout::ENTRY_STOPS, stops)
         })
     }
 
@@ -96,10 +104,12 @@ impl EntriesBuilder {
         EntriesBuilder::default()
     }
 
-    /// Appends entry `name`, starting at `state`.
-    pub fn push(&mut self, name: &str, state: u32) {
+    /// Appends entry `name`, starting at `state`; `stops`: it stops after
+    /// its first call ([`layout::ENTRY_STOPS`]).
+    pub fn push(&mut self, name: &str, state: u32, stops: bool) {
+        let word = state | if stops { layout::ENTRY_STOPS } else { 0 };
         self.table
-            .extend([state, self.names.len() as u32, name.len() as u32]);
+            .extend([word, self.names.len() as u32, name.len() as u32]);
         self.names.extend_from_slice(name.as_bytes());
     }
 

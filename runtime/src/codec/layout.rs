@@ -22,8 +22,15 @@ pub const ENDIAN_CHECK: u32 = 0x0102_FEFF;
 /// checksum and the envelope of compressed files; 5: TRANSITIONS as
 /// overlaid sparse rows; 6: rows as a shared shape and their targets,
 /// states' budget tiers as shared profiles; 7: TRANSITIONS, STATES and
-/// DISTANCE as columns of the width their values need).
-pub const VERSION: u32 = 7;
+/// DISTANCE as columns of the width their values need; 8: entries that
+/// stop after their first call, [`ENTRY_STOPS`] and STATES' call-end bit).
+pub const VERSION: u32 = 8;
+
+/// The bit of an ENTRIES state word that says the entry stops after its
+/// first call: its matcher walks the states from that state on, and at a
+/// state whose STATES flags say it ends a call serves only the end of
+/// sequence. Never set on the first (default) entry.
+pub const ENTRY_STOPS: u32 = 1 << 31;
 
 /// Header word indices (FORMAT.md describes each).
 #[allow(missing_docs)]
@@ -63,8 +70,10 @@ pub mod sec {
     /// for `class` (target `k` is value `first + k - 1` of the second
     /// column), the dead state for 0 ([`super::shape`]).
     pub const TRANSITIONS: u32 = 2;
-    /// A column: per state `(accepting, mask id)`, the accepting flag one
-    /// bit.
+    /// A column: per state `(flags, mask id)`. The flags are one bit,
+    /// accepting, or two when some state ends a call: bit 1 set where a
+    /// call ends (such a state accepts), read by entries that stop after
+    /// their first call ([`super::ENTRY_STOPS`]).
     pub const STATES: u32 = 3;
     /// `n_masks * 2` words: `(kind << 30) | word offset` into MASK_DATA,
     /// then the length in words.
@@ -80,9 +89,10 @@ pub mod sec {
     pub const TOKEN_BYTES: u32 = 8;
     /// UTF-8 JSON: format, tool names, vocabulary description, generator.
     pub const META: u32 = 9;
-    /// `n_entries * 3` words: each entry point's start state, then the byte
-    /// offset and length of its name in ENTRY_NAMES. The first entry is the
-    /// default and its state is the header's START.
+    /// `n_entries * 3` words: each entry point's start state (with
+    /// [`super::ENTRY_STOPS`] when it stops after its first call), then the
+    /// byte offset and length of its name in ENTRY_NAMES. The first entry
+    /// is the default and its state is the header's START.
     pub const ENTRIES: u32 = 10;
     /// The UTF-8 names of the entry points, concatenated.
     pub const ENTRY_NAMES: u32 = 11;

@@ -108,8 +108,8 @@ pub use tokens::Tokens;
 pub use tools::Tools;
 #[cfg(feature = "std")]
 pub use {
-    budget::BudgetBuilder, entries::EntriesBuilder, masks::MasksBuilder, tokens::TokensBuilder,
-    tools::ToolsBuilder,
+    budget::BudgetBuilder, dfa::StateFlags, entries::EntriesBuilder, masks::MasksBuilder,
+    tokens::TokensBuilder, tools::ToolsBuilder,
 };
 
 use header::{Counts, Span, Table};
