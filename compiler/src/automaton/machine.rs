@@ -500,8 +500,8 @@ impl Machine {
     ///
     /// Such a token holds a byte into a state that ends a call followed by
     /// one out of it, so only tokens with such a pair are tried, and only
-    /// from the states within their length before a call's end (at 10,000
-    /// tools a few dozen states: the ends of the calls are shared).
+    /// from the states within their length before a call's end (few: the
+    /// calls' ends are shared states after minimization).
     pub fn stop_gates(&self, text: &crate::vocab::TokenText<'_>) -> Vec<bool> {
         let dfa = &self.dfa;
         let ends = &self.call_end;

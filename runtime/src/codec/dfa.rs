@@ -31,7 +31,7 @@ pub struct StateFlags {
 
 /// The DFA over bytes: each byte's class, the transitions as rows of a
 /// shared shape and their targets ([`layout::shape`]) and per state its
-/// mask id and accepting flag, the per-state tables as [`Column`]s.
+/// mask id and flags, the per-state tables as [`Column`]s.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Dfa<'a> {
     /// BYTE_CLASSES' first 256 bytes: the class of each byte value.
@@ -315,12 +315,10 @@ impl<'a> Dfa<'a> {
         out.bytes(sec::STATES, self.states);
     }
 
-    /// STATES for states given as `(accepting, mask id)`: a column of
-    /// `accepting | mask id << 1`.
-    #[cfg(feature = "std")]
     /// STATES for states `(flags, mask id)`: flags of one bit when no
     /// state ends a call (every artifact without an entry that stops after
     /// its first call), three otherwise.
+    #[cfg(feature = "std")]
     pub fn states_section(states: impl Iterator<Item = (StateFlags, u32)>) -> std::vec::Vec<u8> {
         let states: std::vec::Vec<(StateFlags, u32)> = states.collect();
         let split = if states.iter().any(|s| s.0.ends_call) {

@@ -71,8 +71,9 @@ pub mod sec {
     /// column), the dead state for 0 ([`super::shape`]).
     pub const TRANSITIONS: u32 = 2;
     /// A column: per state `(flags, mask id)`. The flags are one bit,
-    /// accepting, or two when some state ends a call: bit 1 set where a
-    /// call ends (such a state accepts), read by entries that stop after
+    /// accepting, or three when some state ends a call: bit 1 set where a
+    /// call ends (such a state accepts), bit 2 where a token can run past
+    /// a call's end (a stop gate), both read by entries that stop after
     /// their first call ([`super::ENTRY_STOPS`]).
     pub const STATES: u32 = 3;
     /// `n_masks * 2` words: `(kind << 30) | word offset` into MASK_DATA,

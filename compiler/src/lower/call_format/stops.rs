@@ -90,15 +90,9 @@ fn body_of<'a>(g: &'a Rules, of: &str, repeat: &str) -> Option<&'a Node> {
     (of != repeat).then_some(&r.body)
 }
 
-/// Whether `body` is `C (S C)*` with `C` a rule reference and `S` not
-/// empty: a rule that repeats calls (lowered with one copy of `C`).
-pub fn repeats_calls(body: &Node) -> bool {
-    repeated_call(body).is_some()
-}
-
-/// `C` when `body` is `C (S C)*` with `C` a rule reference and `S` not
-/// empty: a rule that repeats calls.
-fn repeated_call(body: &Node) -> Option<&Node> {
+/// `(C, S)` when `body` is `C (S C)*` with `C` a rule reference and `S`
+/// not empty: a rule that repeats calls (lowered with one copy of `C`).
+pub fn repeats_calls(body: &Node) -> Option<(&Node, &[Node])> {
     let Node::Seq(parts) = body else {
         return None;
     };
@@ -109,7 +103,12 @@ fn repeated_call(body: &Node) -> Option<&Node> {
         return None;
     };
     let (last, sep) = rest.split_last()?;
-    (!sep.is_empty() && same_ref(last, first)).then_some(first)
+    (!sep.is_empty() && same_ref(last, first)).then_some((first, sep))
+}
+
+/// `C` when `body` is `C (S C)*` ([`repeats_calls`]).
+fn repeated_call(body: &Node) -> Option<&Node> {
+    repeats_calls(body).map(|(call, _)| call)
 }
 
 fn same_ref(a: &Node, b: &Node) -> bool {
