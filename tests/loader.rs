@@ -543,7 +543,7 @@ fn crc32c_is_the_castagnoli_crc() {
 /// an intact payload loads.
 #[test]
 fn a_large_payload_is_judged_by_its_checksum_first() {
-    let tools: Vec<serde_json::Value> = (0..700)
+    let tools: Vec<serde_json::Value> = (0..900)
         .map(|i| {
             serde_json::json!({"type": "function", "function": {
                 "name": format!("tool_{i}_lookup"),

@@ -1,18 +1,20 @@
 //! Entries that stop after their first call (`one`, `auto-one`, `call`
 //! of hermes; `one`, `auto-one`, `think-one`, `think-auto-one` of qwen3,
-//! qwen3-coder and glm-4.5) are served from the states of the entry they
-//! walk. Served that way, every mask, every accepted token and every
-//! budget must be the entry's own: the same entry compiled alone (its
-//! rule lowered as written) is the reference, walked in lockstep.
+//! qwen3-coder and glm-4.5; `start` (the default), `auto`, `one`,
+//! `auto-one` of ReAct) are lowered with their call repeated and served
+//! stopping after the first. Served that way, every mask, every accepted
+//! token and every budget must be the entry's own: the same entry compiled
+//! alone (its rule lowered as written) is the reference, walked in
+//! lockstep.
 //!
 //! With the built-in GPT-2 vocabulary always; with `TOOLDEC_DATA`, also
 //! Llama-3.2 and Qwen2.5, whose `</tool_call>` is text, so tokens such as
 //! `>\n` run past a call's end (the stop gates).
 
 use tooldec_compiler::vocab::Vocab;
-use tooldec_compiler::{compile, spec, CallFormat, Options};
+use tooldec_compiler::{compile, spec, CallFormat, Compiler, Options};
 use tooldec_runtime::{Artifact, Grammar, Matcher};
-use tooldec_testkit::walk::{seed, SplitMix64};
+use tooldec_testkit::walk::{seed, SplitMix64, Walker};
 
 /// The formats whose one-call entries stop, and those entries.
 const STOPPING: &[(&str, &[&str])] = &[
@@ -26,6 +28,7 @@ const STOPPING: &[(&str, &[&str])] = &[
         "glm-4.5",
         &["one", "auto-one", "think-one", "think-auto-one"],
     ),
+    ("react", &["start", "auto", "one", "auto-one"]),
 ];
 
 /// Random walks per (format, vocabulary, entry, budget or none).
@@ -100,8 +103,8 @@ fn pick(
     near[rng.below(near.len() as u64) as usize]
 }
 
-/// Walks entry `entry` of `stopping` (served from another entry's states)
-/// and of `alone` (compiled by itself) in lockstep: equal masks, equal
+/// Walks entry `entry` of `stopping` (stopping after its first call) and
+/// of `alone` (compiled by itself) in lockstep: equal masks, equal
 /// answers for random tokens, both accept the walk's tokens.
 fn lockstep(stopping: &Grammar<'_>, alone: &Grammar<'_>, entry: &str, label: &str) -> Seen {
     let mut seen = Seen::default();
@@ -201,7 +204,54 @@ fn check_vocab(vocab: &Vocab, name: &str) {
         if format == "hermes" {
             one_byte_before_the_end(&g, vocab, name, n_gates > 0);
         }
+        served_early(&full, vocab, format, entries, name);
     }
+}
+
+/// Before its artifact exists, a new tool set's stopping entries are
+/// served from masks computed on demand (`Compiler::start`): along walks
+/// to a complete output (the test kit's walker, greedy towards the end),
+/// every mask equal to the artifact's and none needing the artifact.
+fn served_early(full: &Artifact, vocab: &Vocab, format: &str, entries: &[&str], name: &str) {
+    let g = full.grammar();
+    let opts = Options {
+        format: CallFormat::load(format).unwrap(),
+        zstd_level: None,
+        ..Options::default()
+    };
+    let compiler = std::sync::Arc::new(Compiler::new(vocab.clone()));
+    let pending = compiler.start_deferred(&tools(), &opts).unwrap();
+    let mut walker = Walker::new(&g, g.mask_width());
+    walker.greedy_after = 60;
+    let mut words = vec![0u32; g.mask_words()];
+    let mut ends = 0;
+    for &entry in entries {
+        let label = format!("{format}/{name}/{entry}: early");
+        for walk in 0..4 {
+            let mut rng = SplitMix64::new(seed(&label, walk, 0));
+            let tokens = walker
+                .walk_from(&mut rng, 4000, g.matcher_at(entry).unwrap())
+                .unwrap();
+            let mut early = pending.matcher(Some(entry), None, 0).unwrap();
+            let mut b = g.matcher_at(entry).unwrap();
+            for (step, &t) in tokens.iter().enumerate() {
+                assert!(early.is_early(), "{label}, walk {walk}, step {step}");
+                early.fill_mask(&mut words).unwrap();
+                assert!(words == mask(&b), "{label}, walk {walk}, step {step}");
+                ends += b.state().is_some_and(|q| g.ends_call(q)) as usize;
+                assert!(
+                    early.accept_token(t).unwrap() && b.accept_token(t),
+                    "{label}"
+                );
+            }
+            assert!(early.is_terminated() && b.is_terminated(), "{label}");
+        }
+    }
+    assert!(ends > 0, "{format}/{name}: no early walk ended a call");
+    assert!(
+        !pending.is_ready(),
+        "{format}/{name}: the artifact was needed"
+    );
 }
 
 /// The state one byte before a call's end, reached by bytes: the same
@@ -227,6 +277,34 @@ fn one_byte_before_the_end(g: &Grammar<'_>, vocab: &Vocab, name: &str, gated: bo
     // Past the end: only EOS, as alone.
     assert!(a.accept_bytes(b">") && b.accept_bytes(b">"));
     assert_eq!(mask(&a), mask(&b), "hermes/{name}: after the call");
+    // Served early, a byte token at a time: the same masks on the way,
+    // the stop gate's included.
+    let opts = Options {
+        format: CallFormat::load("hermes").unwrap(),
+        zstd_level: None,
+        ..Options::default()
+    };
+    let compiler = std::sync::Arc::new(Compiler::new(vocab.clone()));
+    let pending = compiler.start_deferred(&tools(), &opts).unwrap();
+    let mut early = pending.matcher(Some("one"), None, 0).unwrap();
+    let mut m = g.matcher_at("one").unwrap();
+    let byte_token = |b: u8| {
+        (0..g.token_count() as u32)
+            .find(|&t| g.token_bytes(t) == Some(&[b][..]))
+            .unwrap()
+    };
+    let mut words = vec![0u32; g.mask_words()];
+    for (i, &byte) in PARIS.as_bytes().iter().enumerate() {
+        early.fill_mask(&mut words).unwrap();
+        assert!(words == mask(&m), "hermes/{name}: early, byte {i}");
+        let t = byte_token(byte);
+        assert!(early.accept_token(t).unwrap() && m.accept_token(t));
+    }
+    early.fill_mask(&mut words).unwrap();
+    assert!(
+        words == mask(&m) && early.is_early(),
+        "hermes/{name}: early, at the end"
+    );
 }
 
 const PARIS: &str =
@@ -270,6 +348,38 @@ fn a_second_call_is_refused_as_bytes_too() {
     let mut m = g.matcher_at("auto-one").unwrap();
     assert!(m.accept_bytes(format!("Sure.{PARIS}").as_bytes()));
     assert!(!m.accept_bytes(b"\n<tool_call>"));
+}
+
+/// ReAct's default entry stops: the matcher a grammar starts by default,
+/// and one reset, stop after the first action as `start` alone does.
+#[test]
+fn a_default_entry_that_stops_stops_after_reset_too() {
+    let vocab = Vocab::builtin_gpt2().unwrap();
+    let a = build(CallFormat::load("react").unwrap(), &vocab);
+    let g = a.grammar();
+    assert_eq!(g.entries().next().map(|e| e.0), Some("start"));
+    assert!(g.default_stops());
+    let alone = build(
+        CallFormat::load("react")
+            .unwrap()
+            .only_entry("start")
+            .unwrap(),
+        &vocab,
+    );
+    let ga = alone.grammar();
+    let call = "Thought: Rain?\nAction: get_weather\nAction Input: {\"city\": \"Paris\"}";
+    let mut m = g.matcher();
+    for round in 0..2 {
+        let mut b = ga.matcher();
+        assert_eq!(mask(&m), mask(&b), "round {round}: at the start");
+        assert!(m.accept_bytes(call.as_bytes()) && b.accept_bytes(call.as_bytes()));
+        assert!(m.is_accepting(), "round {round}");
+        assert_eq!(mask(&m), mask(&b), "round {round}: after the call");
+        assert!(!m.accept_bytes(b"\n"), "round {round}: a second action");
+        m.reset();
+    }
+    let mut p = g.matcher_at("parallel").unwrap();
+    assert!(p.accept_bytes(format!("{call}\n").as_bytes()));
 }
 
 /// A format whose free text may hold a whole call: a state after `</c>`

@@ -222,6 +222,7 @@ impl Compiler {
         let early = OnDemand::new(
             lowered.nfa.clone(),
             &lowered.entries,
+            &lowered.stops,
             lowered.specials.clone(),
             prepared.clone(),
             words,

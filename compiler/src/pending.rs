@@ -170,9 +170,10 @@ impl Pending {
             .unwrap_or_else(|e| e.into_inner())
             .clone();
         if let (None, Some(machine)) = (self.0.result.get(), early) {
-            if let Some(state) = machine.start(entry, left) {
+            if let Some((state, stops)) = machine.start(entry, left) {
                 m.now = Now::Early(Early {
                     machine,
+                    stops,
                     state,
                     left,
                     ended: false,
@@ -200,7 +201,7 @@ fn early_prefix(vocab: &crate::Vocab, e: &Early, tokens: &[u32]) -> Option<usize
             }
             continue;
         }
-        match e.machine.step(state, t, left, vocab) {
+        match e.machine.step(state, t, left, e.stops, vocab) {
             Step::Refused => return Some(i),
             Step::To(next) => state = next,
             Step::End => ended = true,
@@ -255,6 +256,8 @@ enum Now {
 struct Early {
     /// The masks computed on demand it is served from.
     machine: Arc<OnDemand>,
+    /// The entry stops after its first call.
+    stops: bool,
     state: u32,
     left: Option<u32>,
     /// An end-of-sequence token was accepted.
@@ -301,7 +304,8 @@ impl PendingMatcher {
                 }
                 return Ok(());
             }
-            if early.fill(e.state, e.left, self.pending.0.compiler.vocab(), out) {
+            let vocab = self.pending.0.compiler.vocab();
+            if early.fill(e.state, e.left, e.stops, vocab, out) {
                 return Ok(());
             }
             self.finish()?;
@@ -329,7 +333,8 @@ impl PendingMatcher {
                 return Ok(true);
             }
             let early = &e.machine;
-            let step = early.step(e.state, token, e.left, self.pending.0.compiler.vocab());
+            let vocab = self.pending.0.compiler.vocab();
+            let step = early.step(e.state, token, e.left, e.stops, vocab);
             match step {
                 Step::Refused => return Ok(false),
                 Step::To(next) => e.state = next,

@@ -266,14 +266,18 @@ impl Reader {
         token_starts: Option<&[usize]>,
     ) -> Result<Vec<Call>, ReadError> {
         let entry = self.entry(entry)?;
-        let mut state = g
-            .entry_state(entry)
-            .ok_or_else(|| ReadError::UnknownEntry {
-                entry: entry.to_string(),
-                entries: self.entries.clone(),
-            })?;
+        let (mut state, stops) = g.entry(entry).ok_or_else(|| ReadError::UnknownEntry {
+            entry: entry.to_string(),
+            entries: self.entries.clone(),
+        })?;
         for (i, &b) in bytes.iter().enumerate() {
-            let next = g.next_state(state, b);
+            // An entry that stops after its first call takes no byte after
+            // a call's end (as its matcher).
+            let next = if stops && g.ends_call(state) {
+                0
+            } else {
+                g.next_state(state, b)
+            };
             if next == 0 {
                 let token = token_starts.map(|s| s.partition_point(|&x| x <= i).saturating_sub(1));
                 return Err(rejected(bytes, i, bytes.len(), token));

@@ -49,6 +49,7 @@ impl<'a> Grammar<'a> {
     /// without `--max-tokens`).
     pub fn matcher(&self) -> Matcher<'_> {
         MatcherOf::at(self, self.p.header.start, self.default_budget())
+            .stopping(self.default_stops())
     }
 
     /// A fresh matcher at the start of the grammar that completes within
@@ -87,7 +88,7 @@ impl<'a> Grammar<'a> {
         budget: Option<u32>,
     ) -> Result<(u32, u32, bool), Error> {
         let (state, stops) = match entry {
-            None => (self.p.header.start, false),
+            None => (self.p.header.start, self.default_stops()),
             Some(name) => self.entry(name).ok_or(Error::new(ErrorKind::NoEntry))?,
         };
         // UNBOUNDED is a sentinel: a budget that large is no budget.
@@ -520,6 +521,13 @@ impl<'a> Grammar<'a> {
     #[inline]
     pub fn start_state(&self) -> u32 {
         self.p.header.start
+    }
+
+    /// Whether the default entry (at [`Grammar::start_state`]) stops after
+    /// its first call (see [`Grammar::entry`]).
+    #[inline]
+    pub fn default_stops(&self) -> bool {
+        self.p.entries.default_stops()
     }
 
     /// The state reached from `state` on `byte`; 0 is the dead state.

@@ -135,6 +135,13 @@ impl<G: GrammarHandle> MatcherOf<G> {
         self
     }
 
+    /// Whether this matcher's entry stops after its first call
+    /// ([`Grammar::entry`]): after a call's end it allows only EOS.
+    #[inline]
+    pub fn stops_after_call(&self) -> bool {
+        self.stops
+    }
+
     /// Whether no more text may follow here: the matcher's entry stops
     /// after its first call, and a call has just ended.
     #[inline]
@@ -179,7 +186,7 @@ impl<G: GrammarHandle> MatcherOf<G> {
     ) -> Result<Self, Error> {
         let g = grammar.grammar();
         let (state, stops) = match entry {
-            None => (g.start_state(), false),
+            None => (g.start_state(), g.default_stops()),
             Some(name) => g.entry(name).ok_or(Error::new(ErrorKind::NoEntry))?,
         };
         let left = budget.map_or(g.default_budget(), |n| n.min(UNBOUNDED - 1));
@@ -407,9 +414,10 @@ impl<G: GrammarHandle> MatcherOf<G> {
     /// Back to the start of the grammar, with the budget the matcher was
     /// created with.
     pub fn reset(&mut self) {
-        self.state = self.grammar.lend().start_state();
+        let g = self.grammar.lend();
+        self.state = g.start_state();
         self.left = self.budget;
-        self.stops = false;
+        self.stops = g.default_stops();
     }
 
     /// Restarts at entry point `name` with the budget the matcher was

@@ -86,7 +86,16 @@ pub fn explain(v: &View<'_>, entry: Option<&str>, tokens: &[u32], source: &str) 
             v.token(t),
             thousands(w.text.len() as u64)
         );
-        refused(o, v, &w, state, t, m.tokens_left());
+        let words = served(&m);
+        refused(
+            o,
+            v,
+            &w,
+            (state, t),
+            m.tokens_left(),
+            m.stops_after_call(),
+            &words,
+        );
         return Explained {
             report: out,
             accepted: false,
@@ -113,7 +122,7 @@ pub fn explain(v: &View<'_>, entry: Option<&str>, tokens: &[u32], source: &str) 
             accepted: true,
         };
     }
-    incomplete(o, v, &w, state, m.tokens_left());
+    incomplete(o, v, &w, state, &served(&m));
     Explained {
         report: out,
         accepted: false,
@@ -152,10 +161,18 @@ impl Walked {
 }
 
 /// Token `t` refused in `state`: say why, where, and what was allowed.
-fn refused(o: &mut String, v: &View<'_>, w: &Walked, state: u32, t: u32, left: Option<u32>) {
+fn refused(
+    o: &mut String,
+    v: &View<'_>,
+    w: &Walked,
+    (state, t): (u32, u32),
+    left: Option<u32>,
+    stops: bool,
+    words: &[u32],
+) {
     let g = &v.g;
     let focus = place(o, v, &w.text, state, w.tool.as_deref());
-    let _ = writeln!(o, "  why: {}", why(v, state, t, left));
+    let _ = writeln!(o, "  why: {}", why(v, state, t, left, stops));
     if let Some(from) = w.name_from {
         let dies = g
             .token_bytes(t)
@@ -169,11 +186,18 @@ fn refused(o: &mut String, v: &View<'_>, w: &Walked, state: u32, t: u32, left: O
             let _ = writeln!(o, "  writing the call of `{tool}`");
         }
     }
-    allowed(o, v, state, left, focus);
+    allowed(o, v, state, words, focus);
+}
+
+/// The mask `m` serves: its entry's stop and its budget applied.
+fn served(m: &tooldec_runtime::Matcher<'_>) -> Vec<u32> {
+    let mut words = vec![0u32; m.grammar().mask_words()];
+    m.fill_mask(&mut words);
+    words
 }
 
 /// The text ended in `state`, before the output is complete.
-fn incomplete(o: &mut String, v: &View<'_>, w: &Walked, state: u32, left: Option<u32>) {
+fn incomplete(o: &mut String, v: &View<'_>, w: &Walked, state: u32, words: &[u32]) {
     let _ = writeln!(
         o,
         "incomplete: the text ends before the output is complete, at byte {}",
@@ -190,7 +214,7 @@ fn incomplete(o: &mut String, v: &View<'_>, w: &Walked, state: u32, left: Option
     if let Some(from) = w.name_from {
         let _ = writeln!(o, "  {}", name_hint(v, &w.text[from..], None));
     }
-    allowed(o, v, state, left, focus);
+    allowed(o, v, state, words, focus);
 }
 
 /// Where the walk stopped: the text so far and the state in words (only
@@ -220,8 +244,7 @@ fn name_text(bytes: &[u8]) -> String {
     serde_json::from_str::<String>(&s).unwrap_or_else(|_| s.into_owned())
 }
 
-fn allowed(o: &mut String, v: &View<'_>, state: u32, left: Option<u32>, tool: Option<u32>) {
-    let words = v.state_mask(state, left);
+fn allowed(o: &mut String, v: &View<'_>, state: u32, words: &[u32], tool: Option<u32>) {
     let total: u64 = words.iter().map(|w| w.count_ones() as u64).sum();
     let _ = writeln!(
         o,
@@ -229,7 +252,7 @@ fn allowed(o: &mut String, v: &View<'_>, state: u32, left: Option<u32>, tool: Op
         thousands(total),
         if total == 1 { "" } else { "s" }
     );
-    for grp in v.allowed_groups_for(state, &words, tool) {
+    for grp in v.allowed_groups_for(state, words, tool) {
         let _ = writeln!(o, "    {}", v.show_group(&grp));
     }
     let forced = v.forced(state);
@@ -238,8 +261,9 @@ fn allowed(o: &mut String, v: &View<'_>, state: u32, left: Option<u32>, tool: Op
     }
 }
 
-/// Why token `t` is not allowed in `state`.
-fn why(v: &View<'_>, state: u32, t: u32, left: Option<u32>) -> String {
+/// Why token `t` is not allowed in `state` (by a matcher whose entry
+/// stops after its first call, with `stops`).
+fn why(v: &View<'_>, state: u32, t: u32, left: Option<u32>, stops: bool) -> String {
     let g = &v.g;
     if g.is_eos(t) {
         return "the end of sequence is only allowed where the output is complete".into();
@@ -249,6 +273,16 @@ fn why(v: &View<'_>, state: u32, t: u32, left: Option<u32>) -> String {
     };
     let mut s = state;
     for (k, &b) in bytes.iter().enumerate() {
+        if stops && g.ends_call(s) {
+            return format!(
+                "this entry stops after its first call, which ends {}: only the end of sequence may follow",
+                if k == 0 {
+                    "here".to_string()
+                } else {
+                    format!("after {}", v.show_text(&bytes[..k]))
+                }
+            );
+        }
         let next = g.next_state(s, b);
         if next == 0 {
             let ok = &bytes[..k];

@@ -130,12 +130,11 @@ fn header(o: &mut String, v: &View<'_>, src: &Source<'_>) {
             } else {
                 "              "
             },
-            if i == 0 {
-                " (default)"
-            } else if g.entry(name).is_some_and(|e| e.1) {
-                " (stops after its first call)"
-            } else {
-                ""
+            match (i == 0, g.entry(name).is_some_and(|e| e.1)) {
+                (true, true) => " (default; stops after its first call)",
+                (true, false) => " (default)",
+                (false, true) => " (stops after its first call)",
+                (false, false) => "",
             }
         );
     }

@@ -51,6 +51,18 @@ pub enum Expr {
     /// end a call, where a matcher of an entry that stops after its first
     /// call serves only the end of sequence (see `call_format::stops`).
     CallEnd,
+    /// The empty string, at the point where the first of a format's
+    /// repeated calls begins: the NFA state built for it tells the check
+    /// of `Nfa::first_call_runs` that an output could start its first
+    /// call there.
+    CallStart,
+    /// The empty string, as an NFA state of its own that no other state
+    /// is shared with: put between a separator and the next call, it keeps
+    /// the separator's states apart from equal ones that lead to a first
+    /// call (a reasoning block's closing `\n`), which would otherwise
+    /// look, to the check of `Nfa::first_call_runs`, like a first call
+    /// still going on where one has ended.
+    Apart,
 }
 
 /// A byte automaton given by its moves: state `s` moves on a byte in
@@ -368,7 +380,7 @@ fn write_regex(e: &Expr, out: &mut String) -> Result<(), String> {
         }
         Expr::Shared(inner) => write_regex(inner, out)?,
         Expr::Tag(_, inner) => write_regex(inner, out)?,
-        Expr::CallEnd => {}
+        Expr::CallEnd | Expr::CallStart | Expr::Apart => {}
     }
     Ok(())
 }

@@ -37,6 +37,13 @@ pub struct LazyDfa<N> {
     /// `n_states * n_classes` moves, [`UNBUILT`] in rows not built yet.
     trans: Vec<u32>,
     accept: Vec<bool>,
+    /// Per NFA state: 1 when it ends a call ([`Nfa::call_ends`]), 2 when a
+    /// run there could be before its first call's end
+    /// ([`Nfa::first_call_runs`]); empty when no state ends a call.
+    nfa_calls: Vec<u8>,
+    /// Per DFA state: 1 when it ends a call, 3 when it also holds a state
+    /// that could be a run before its first call's end (see `ends_call`).
+    calls: Vec<u8>,
     /// Per DFA state its fewest bytes to acceptance.
     left: Vec<u32>,
     /// Per DFA state its number of bytes that do not lead to the dead
@@ -71,6 +78,17 @@ impl<N: AsRef<Nfa>> LazyDfa<N> {
         }
         let start = n.start;
         let seen = vec![0; n.len()];
+        let mut nfa_calls = Vec::new();
+        if !n.call_ends.is_empty() {
+            nfa_calls = n
+                .first_call_runs()
+                .iter()
+                .map(|&d| (d as u8) << 1)
+                .collect();
+            for &e in &n.call_ends {
+                nfa_calls[e as usize] |= 1;
+            }
+        }
         let mut d = LazyDfa {
             nfa,
             nfa_left,
@@ -80,6 +98,8 @@ impl<N: AsRef<Nfa>> LazyDfa<N> {
             index: WordMap::default(),
             trans: vec![DEAD; n_classes],
             accept: vec![false],
+            nfa_calls,
+            calls: vec![0],
             left: vec![u32::MAX],
             live: vec![0],
             runs: ClassRuns::default(),
@@ -105,6 +125,15 @@ impl<N: AsRef<Nfa>> LazyDfa<N> {
     /// Whether `s` accepts.
     pub fn accepts(&self, s: u32) -> bool {
         self.accept[s as usize]
+    }
+
+    /// Whether `s` ends a call (its subset holds an `Expr::CallEnd`
+    /// state), and whether it could also hold a run before its first
+    /// call's end, where an entry that stops after its first call cannot
+    /// be served from it (`Nfa::first_call_runs`).
+    pub fn ends_call(&self, s: u32) -> (bool, bool) {
+        let c = self.calls[s as usize];
+        (c & 1 != 0, c == 3)
     }
 
     /// The fewest bytes from `s` to acceptance (`u32::MAX` for the dead
@@ -236,6 +265,18 @@ impl<N: AsRef<Nfa>> LazyDfa<N> {
         let id = self.sets.len() as u32;
         let key: Box<[u32]> = set.as_slice().into();
         self.accept.push(key.binary_search(&nfa.accept).is_ok());
+        let calls = if self.nfa_calls.is_empty() {
+            0
+        } else {
+            let any = key.iter().fold(0, |a, &q| a | self.nfa_calls[q as usize]);
+            // Doubt counts only where the state ends a call.
+            if any & 1 != 0 {
+                any
+            } else {
+                0
+            }
+        };
+        self.calls.push(calls);
         self.left.push(
             key.iter()
                 .map(|&q| self.nfa_left[q as usize])

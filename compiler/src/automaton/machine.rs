@@ -28,9 +28,9 @@ pub struct Machine {
     /// With several entries, `dfa.start` is a selector state that no token
     /// reaches, and each entry's state is where its selector leads.
     pub entries: Vec<(String, u32)>,
-    /// Per entry, whether it stops after its first call: it walks another
-    /// entry's states and serves only the end of sequence at a state that
-    /// ends a call (see `call_format::stops`).
+    /// Per entry, whether it stops after its first call: it was lowered
+    /// with its call repeated, and serves only the end of sequence at a
+    /// state that ends a call (see `call_format::stops`).
     pub stops: Vec<bool>,
     /// Per state, whether it ends a call; empty when no entry stops.
     pub call_end: Vec<bool>,
@@ -88,10 +88,10 @@ pub(crate) fn front_tools(
     })
 }
 
-/// `front`, or where one of its states could be in a first call or past
-/// it (then an entry that stops after its first call would be served
-/// wrong there), the grammar lowered and determinized again with every
-/// entry as written. No shipped format needs it.
+/// `front`, or where one of its states that ends a call could also be
+/// before the first call's end (then an entry that stops after its first
+/// call would be served wrong there), the grammar lowered and determinized
+/// again with every entry as written. No shipped format needs it.
 /// `rebuild` makes the front again with the options it is given.
 pub(crate) fn explicit_if_mixed(
     front: Front,
@@ -165,10 +165,8 @@ pub struct Front {
     /// Entry rule names; entry `k` starts where `[ENTRY_ESCAPE, k]` leads
     /// from the start when there are several.
     pub entries: Vec<String>,
-    /// The entries that stop after their first call, and those they walk.
-    stops: Vec<(String, String)>,
-    /// Every entry's name in the format's order.
-    order: Vec<String>,
+    /// Per entry, whether it stops after its first call.
+    stops: Vec<bool>,
     /// The special tokens the grammar uses.
     pub specials: Vec<u32>,
     relaxed: Vec<String>,
@@ -187,8 +185,8 @@ pub struct LoweredNfa {
     /// Entry rule names; entry `k` starts where `[ENTRY_ESCAPE, k]` leads
     /// from the start when there are several.
     pub entries: Vec<String>,
-    stops: Vec<(String, String)>,
-    order: Vec<String>,
+    /// Per entry, whether it stops after its first call.
+    pub stops: Vec<bool>,
     /// The special tokens the grammar uses.
     pub specials: Vec<u32>,
     relaxed: Vec<String>,
@@ -229,7 +227,6 @@ fn lower_nfa(
         nfa: std::sync::Arc::new(nfa),
         entries: lowered.entries,
         stops: lowered.stops,
-        order: lowered.order,
         specials: lowered.specials,
         relaxed: lowered.relaxed,
         phases,
@@ -266,7 +263,6 @@ impl LoweredNfa {
             nfa,
             entries,
             stops,
-            order,
             specials,
             relaxed,
             mut phases,
@@ -306,7 +302,6 @@ impl LoweredNfa {
             regions,
             entries,
             stops,
-            order,
             specials,
             relaxed,
             stats,
@@ -366,7 +361,6 @@ impl Front {
             regions,
             entries,
             stops,
-            order,
             specials,
             relaxed,
             stats,
@@ -419,12 +413,11 @@ impl Front {
                 s => Ok((name.clone(), s)),
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let (entries, stops) = in_format_order(entries, &stops, &order);
         if let Some(state) =
             stopping_states(&entries, &stops, &call_end).find(|&s| !dfa.accept[s as usize])
         {
-            // `call_format::stops` only pairs entries whose repeated calls
-            // end them; this would be a bug there.
+            // `call_format::stops` only stops entries that its repeated
+            // calls end; this would be a bug there.
             return Err(Error::new(
                 ErrorKind::CallFormat,
                 format!("state {state} ends a call but does not accept"),
@@ -459,23 +452,6 @@ fn carried_ends(ends: &[bool], new_of: &[u32], n: usize) -> Vec<bool> {
         }
     }
     out
-}
-
-/// The built entries and those that stop after their first call (at the
-/// state of the entry they walk), in the format's order.
-fn in_format_order(
-    built: Vec<(String, u32)>,
-    stops: &[(String, String)],
-    order: &[String],
-) -> (Vec<(String, u32)>, Vec<bool>) {
-    let state = |name: &str| built.iter().find(|e| e.0 == name).map(|e| e.1);
-    order
-        .iter()
-        .filter_map(|name| match stops.iter().find(|s| &s.0 == name) {
-            Some((_, of)) => Some(((name.clone(), state(of)?), true)),
-            None => Some(((name.clone(), state(name)?), false)),
-        })
-        .unzip()
 }
 
 /// The states that end a call, when some entry stops after its first one.

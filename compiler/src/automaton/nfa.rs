@@ -80,6 +80,8 @@ pub struct Nfa {
     /// The states built for [`Expr::CallEnd`], ascending: a DFA state
     /// holding one ends a call.
     pub call_ends: Vec<u32>,
+    /// The states built for [`Expr::CallStart`].
+    pub call_starts: Vec<u32>,
     /// The region tree of the expression's tags; region 0 is the root.
     pub regions: Vec<Region>,
     /// The nodes of tool-name tries ([`Nfa::names_by_state`] indexes them): branch
@@ -130,43 +132,52 @@ impl Nfa {
         &self.name
     }
 
-    /// Per state, whether it is only before a call's end and whether it is
-    /// only after one: reached from the start without passing an
-    /// [`Expr::CallEnd`] state, or from one. A DFA state holding both
-    /// kinds could be in a first call or past it, and an entry that stops
-    /// after its first call cannot be served from it (the accepting state,
-    /// reached either way, is neither).
-    pub fn call_sides(&self) -> (Vec<bool>, Vec<bool>) {
+    /// Per state, whether a DFA state that ends a call and holds it could
+    /// also hold a run still before its first call's end, which an entry
+    /// that stops there would cut off: an [`Expr::CallStart`] state (a
+    /// first call could begin there), or a state that reads a byte, is
+    /// reached from the start without passing an [`Expr::CallEnd`] state,
+    /// and is not reached from one by epsilon moves.
+    ///
+    /// The last condition spares the states a call's end leads to at once
+    /// (the separator, and the next call's first state where the separator
+    /// may be empty). No run before its first call's end can be there:
+    /// the separator's states lead only to the next call (`Expr::Apart`
+    /// keeps them apart), and a run about to begin its first call passes a
+    /// [`Expr::CallStart`] state, which is itself flagged.
+    pub fn first_call_runs(&self) -> Vec<bool> {
         let n = self.len();
-        let mut is_end = vec![false; n];
-        for &e in &self.call_ends {
-            is_end[e as usize] = true;
-        }
-        let reach = |from: &mut dyn Iterator<Item = u32>, stop: &[bool]| {
-            let mut seen = vec![false; n];
-            let mut stack: Vec<u32> = from.filter(|&s| !stop[s as usize]).collect();
-            for &s in &stack {
-                seen[s as usize] = true;
+        let mut after = vec![false; n];
+        let mut stack: Vec<u32> = self.call_ends.clone();
+        while let Some(s) = stack.pop() {
+            if !after[s as usize] {
+                after[s as usize] = true;
+                stack.extend(self.eps(s).iter().copied());
             }
-            while let Some(s) = stack.pop() {
-                let next = self.eps(s).iter().copied();
-                for t in next.chain(self.ranges(s).iter().map(|m| m.2)) {
-                    if !seen[t as usize] && !stop[t as usize] {
-                        seen[t as usize] = true;
-                        stack.push(t);
-                    }
+        }
+        let mut seen = vec![false; n];
+        for &e in &self.call_ends {
+            seen[e as usize] = true;
+        }
+        if !seen[self.start as usize] {
+            seen[self.start as usize] = true;
+            stack.push(self.start);
+        }
+        let mut doubt = vec![false; n];
+        while let Some(s) = stack.pop() {
+            doubt[s as usize] = !after[s as usize] && !self.ranges(s).is_empty();
+            let next = self.eps(s).iter().copied();
+            for t in next.chain(self.ranges(s).iter().map(|m| m.2)) {
+                if !seen[t as usize] {
+                    seen[t as usize] = true;
+                    stack.push(t);
                 }
             }
-            seen
-        };
-        let before = reach(&mut std::iter::once(self.start), &is_end);
-        let after = reach(&mut self.call_ends.iter().copied(), &vec![false; n]);
-        let only = |a: &[bool], b: &[bool]| -> Vec<bool> {
-            (0..n)
-                .map(|s| a[s] && !b[s] && s != self.accept as usize)
-                .collect()
-        };
-        (only(&before, &after), only(&after, &before))
+        }
+        for &s in &self.call_starts {
+            doubt[s as usize] = true;
+        }
+        doubt
     }
 
     /// The bytes its arrays hold.
@@ -227,6 +238,7 @@ pub fn build(expr: &Expr, max_states: usize) -> Result<Nfa, Limit> {
         names: Vec::new(),
         pure: WordMap::default(),
         call_ends: Vec::new(),
+        call_starts: Vec::new(),
     };
     let accept = b.add()?;
     let start = b.compile(expr, accept)?;
@@ -250,6 +262,8 @@ struct Builder {
     pure: WordMap<u64, u32>,
     /// The states built for [`Expr::CallEnd`].
     call_ends: Vec<u32>,
+    /// The states built for [`Expr::CallStart`].
+    call_starts: Vec<u32>,
 }
 
 impl Builder {
@@ -281,6 +295,7 @@ impl Builder {
                 ends.dedup();
                 ends
             },
+            call_starts: self.call_starts,
             regions: self.regions,
             names: self.names,
         };
@@ -362,6 +377,17 @@ impl Builder {
                 let s = self.add()?;
                 self.states[s as usize].eps.push(next);
                 self.call_ends.push(s);
+                Ok(s)
+            }
+            Expr::CallStart => {
+                let s = self.add()?;
+                self.states[s as usize].eps.push(next);
+                self.call_starts.push(s);
+                Ok(s)
+            }
+            Expr::Apart => {
+                let s = self.add()?;
+                self.states[s as usize].eps.push(next);
                 Ok(s)
             }
             Expr::Bytes(bytes) => {

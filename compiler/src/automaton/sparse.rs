@@ -40,10 +40,11 @@ pub struct SparseDfa {
     /// [`Expr::CallEnd`](crate::automaton::expr::Expr::CallEnd) state);
     /// empty when the grammar marks none.
     pub call_end: Vec<bool>,
-    /// Some state could be in a first call or past it ([`Nfa::call_sides`]
-    /// tells them apart): then no entry may stop after its first call.
+    /// Some state that ends a call could also hold a run before its first
+    /// call's end ([`Nfa::first_call_runs`]): then no entry may stop after
+    /// its first call.
     ///
-    /// [`Nfa::call_sides`]: crate::automaton::nfa::Nfa::call_sides
+    /// [`Nfa::first_call_runs`]: crate::automaton::nfa::Nfa::first_call_runs
     pub call_mixed: bool,
     /// The start state.
     pub start: u32,

@@ -490,10 +490,11 @@ pub(crate) fn subsets(
             .iter()
             .map(|s| s.iter().any(|q| ends.binary_search(q).is_ok()))
             .collect();
-        let (before, after) = nfa.call_sides();
+        let doubt = nfa.first_call_runs();
         dfa.call_mixed = sets
             .iter()
-            .any(|s| s.iter().any(|&q| before[q as usize]) && s.iter().any(|&q| after[q as usize]));
+            .zip(&dfa.call_end)
+            .any(|(s, &end)| end && s.iter().any(|&q| doubt[q as usize]));
     }
     let labels = if labeled {
         // One word per NFA state, read in set order: the states themselves

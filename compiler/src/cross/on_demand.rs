@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::regions::Regions;
 use super::{walk_from, Found, Prepared, Start};
-use crate::automaton::dfa::DEAD;
+use crate::automaton::dfa::{Moves, DEAD};
 use crate::automaton::lazy::LazyDfa;
 use crate::automaton::nfa::Nfa;
 use crate::lower::call_format::ENTRY_ESCAPE;
@@ -41,8 +41,9 @@ pub struct OnDemand {
     dfa: Mutex<LazyDfa<Arc<Nfa>>>,
     regions: Regions,
     prepared: Arc<Prepared>,
-    /// Entry names and their states.
-    entries: Vec<(String, u32)>,
+    /// Entry names, their states, and whether each stops after its first
+    /// call.
+    entries: Vec<(String, u32, bool)>,
     specials: Vec<u32>,
     mask_words: usize,
     exact: bool,
@@ -62,13 +63,15 @@ pub enum Step {
 }
 
 impl OnDemand {
-    /// Masks of the grammar of `nfa` with the entry names `entries` and the
-    /// special tokens `specials`, over `prepared`'s token trie, building at
-    /// most `max_states` DFA states; `None` when the grammar accepts
-    /// nothing (the full compile says so).
+    /// Masks of the grammar of `nfa` with the entry names `entries` (and
+    /// per entry whether it stops after its first call) and the special
+    /// tokens `specials`, over `prepared`'s token trie, building at most
+    /// `max_states` DFA states; `None` when the grammar accepts nothing
+    /// (the full compile says so).
     pub fn new(
         nfa: Arc<Nfa>,
         entries: &[String],
+        stops: &[bool],
         specials: Vec<u32>,
         prepared: Arc<Prepared>,
         mask_words: usize,
@@ -79,9 +82,16 @@ impl OnDemand {
         let entries = entries
             .iter()
             .enumerate()
-            .map(|(k, name)| match entries.len() {
-                1 => (name.clone(), start),
-                _ => (name.clone(), dfa.walk(start, &[ENTRY_ESCAPE, k as u8])),
+            .map(|(k, name)| {
+                let stop = stops.get(k).copied().unwrap_or(false);
+                match entries.len() {
+                    1 => (name.clone(), start, stop),
+                    _ => (
+                        name.clone(),
+                        dfa.walk(start, &[ENTRY_ESCAPE, k as u8]),
+                        stop,
+                    ),
+                }
             })
             .collect();
         let used = dfa.bytes_used(ENTRY_ESCAPE);
@@ -104,16 +114,18 @@ impl OnDemand {
         self.exact
     }
 
-    /// The state of entry `name` (`None`: the default entry), if it is one
-    /// and an output can be completed from it within `left` tokens for
-    /// certain (`None`: no budget).
-    pub fn start(&self, name: Option<&str>, left: Option<u32>) -> Option<u32> {
-        let s = match name {
-            None => self.entries.first()?.1,
-            Some(name) => self.entries.iter().find(|e| e.0 == name)?.1,
+    /// The state of entry `name` (`None`: the default entry) and whether
+    /// the entry stops after its first call, if it is one and an output
+    /// can be completed from it within `left` tokens for certain (`None`:
+    /// no budget). The fewest bytes to acceptance are the same for an entry
+    /// that stops: a shortest completion ends at the first call's end.
+    pub fn start(&self, name: Option<&str>, left: Option<u32>) -> Option<(u32, bool)> {
+        let &(_, s, stops) = match name {
+            None => self.entries.first()?,
+            Some(name) => self.entries.iter().find(|e| e.0 == name)?,
         };
         (s != DEAD && self.exact && left.is_none_or(|n| self.lock().bytes_left(s) <= n))
-            .then_some(s)
+            .then_some((s, stops))
     }
 
     /// The words of a mask (the artifact's `mask_words`).
@@ -138,15 +150,27 @@ impl OnDemand {
 
     /// Writes the mask of `s` with `left` tokens left (`None`: no budget)
     /// into `out` (at least the artifact's mask words), as the artifact's
-    /// matcher would; false, with `out` undefined, when only the artifact
+    /// matcher would (one of an entry that stops after its first call,
+    /// with `stops`); false, with `out` undefined, when only the artifact
     /// can tell.
-    pub fn fill(&self, s: u32, left: Option<u32>, vocab: &Vocab, out: &mut [u32]) -> bool {
+    pub fn fill(
+        &self,
+        s: u32,
+        left: Option<u32>,
+        stops: bool,
+        vocab: &Vocab,
+        out: &mut [u32],
+    ) -> bool {
         if !self.exact || out.len() < self.mask_words {
             return false;
         }
         out.fill(0);
         let mut dfa = self.lock();
-        if left != Some(0) {
+        let (end, doubt) = dfa.ends_call(s);
+        if stops && doubt {
+            return false;
+        }
+        if left != Some(0) && !(stops && end) {
             let p = &*self.prepared;
             let region = if p.use_regions {
                 self.regions
@@ -161,7 +185,12 @@ impl OnDemand {
             // walk, which holds the DFA).
             let mut reached = Vec::new();
             let start = Start::region(region);
-            walk_from(&p.trie, &mut *dfa, start, s, &mut stack, |next, found| {
+            let mut moves = Stopping {
+                dfa: &mut dfa,
+                stops,
+                doubt: false,
+            };
+            walk_from(&p.trie, &mut moves, start, s, &mut stack, |next, found| {
                 if left.is_some() {
                     reached.push(next);
                 }
@@ -174,6 +203,9 @@ impl OnDemand {
                     Found::Inside(toks) => toks.or_into(out),
                 }
             });
+            if moves.doubt {
+                return false;
+            }
             let most = left.map_or(u32::MAX, |n| n - 1);
             if dfa.overflowed() || reached.iter().any(|&t| dfa.bytes_left(t) > most) {
                 return false;
@@ -188,8 +220,9 @@ impl OnDemand {
     }
 
     /// What `token` does from `s` with `left` tokens left (`None`: no
-    /// budget), as the artifact's matcher would decide.
-    pub fn step(&self, s: u32, token: u32, left: Option<u32>, vocab: &Vocab) -> Step {
+    /// budget), as the artifact's matcher would decide (one of an entry
+    /// that stops after its first call, with `stops`).
+    pub fn step(&self, s: u32, token: u32, left: Option<u32>, stops: bool, vocab: &Vocab) -> Step {
         if vocab.eos.contains(&token) {
             return if self.accepts(s) {
                 Step::End
@@ -205,11 +238,16 @@ impl OnDemand {
         }
         let text = TokenText::new(vocab, &self.specials);
         let mut dfa = self.lock();
+        let mut moves = Stopping {
+            dfa: &mut dfa,
+            stops,
+            doubt: false,
+        };
         let next = match text.get(token) {
-            Some(bytes) => dfa.walk(s, bytes),
+            Some(bytes) => moves.walk_bytes(s, bytes),
             None => DEAD,
         };
-        if dfa.overflowed() {
+        if moves.doubt || dfa.overflowed() {
             return Step::Unknown;
         }
         match (next, left) {
@@ -218,5 +256,32 @@ impl OnDemand {
             (_, Some(n)) if dfa.bytes_left(next) < n => Step::To(next),
             _ => Step::Unknown,
         }
+    }
+}
+
+/// The lazy DFA's moves as a matcher of an entry that stops after its
+/// first call takes them (with `stops`): none out of a state that ends a
+/// call, so a token whose bytes go on past a call's end is not allowed
+/// (the artifact's stop gates), while one that ends there is. `doubt` is
+/// set when a walk reaches a state where that would not be the entry's
+/// language (`LazyDfa::ends_call`): then only the artifact can tell.
+struct Stopping<'a> {
+    dfa: &'a mut LazyDfa<Arc<Nfa>>,
+    stops: bool,
+    doubt: bool,
+}
+
+impl Moves for Stopping<'_> {
+    #[inline]
+    fn step(&mut self, s: u32, byte: u8) -> u32 {
+        if !self.stops {
+            return self.dfa.step(s, byte);
+        }
+        if self.dfa.ends_call(s).0 {
+            return DEAD;
+        }
+        let next = self.dfa.step(s, byte);
+        self.doubt |= self.dfa.ends_call(next).1;
+        next
     }
 }

@@ -166,8 +166,7 @@ pub fn lower_schema(set: &ToolSet, opts: &Options) -> Result<call_format::Lowere
     Ok(call_format::Lowered {
         expr,
         entries: vec!["value".to_string()],
-        stops: Vec::new(),
-        order: vec!["value".to_string()],
+        stops: vec![false],
         specials: Vec::new(),
         relaxed: lowering.relaxed,
     })

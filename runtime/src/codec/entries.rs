@@ -18,7 +18,7 @@ pub struct Entries<'a> {
 impl<'a> Entries<'a> {
     /// Reads and checks both sections: one or more whole triples, each
     /// state live and below the state count, the first the start state
-    /// (and not one that stops after its first call), each name inside
+    /// (stopping after its first call or not), each name inside
     /// ENTRY_NAMES and UTF-8.
     pub(crate) fn read(src: &Source<'a>, start: u32, c: &Counts) -> Result<Self, Error> {
         let table = src.words(sec::ENTRIES, None)?;
@@ -39,9 +39,9 @@ impl<'a> Entries<'a> {
                     c.n_states as u64,
                 ));
             }
-            if i == 0 && e[0] != start {
+            if i == 0 && state != start {
                 return Err(Error::field(
-                    "state of the first entry (the start state, not stopping after a call)",
+                    "state of the first entry (the start state)",
                     start as u64,
                     e[0] as u64,
                 ));
@@ -58,6 +58,13 @@ impl<'a> Entries<'a> {
             }
         }
         Ok(Entries { table, names })
+    }
+
+    /// Whether the default entry stops after its first call.
+    pub(crate) fn default_stops(&self) -> bool {
+        self.table
+            .first()
+            .is_some_and(|&w| w & layout::ENTRY_STOPS != 0)
     }
 
     /// `(name, start state)` per entry, the default first.

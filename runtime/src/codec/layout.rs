@@ -23,13 +23,14 @@ pub const ENDIAN_CHECK: u32 = 0x0102_FEFF;
 /// overlaid sparse rows; 6: rows as a shared shape and their targets,
 /// states' budget tiers as shared profiles; 7: TRANSITIONS, STATES and
 /// DISTANCE as columns of the width their values need; 8: entries that
-/// stop after their first call, [`ENTRY_STOPS`] and STATES' call-end bit).
-pub const VERSION: u32 = 8;
+/// stop after their first call, [`ENTRY_STOPS`] and STATES' call-end bit;
+/// 9: the default entry may stop after its first call).
+pub const VERSION: u32 = 9;
 
 /// The bit of an ENTRIES state word that says the entry stops after its
 /// first call: its matcher walks the states from that state on, and at a
 /// state whose STATES flags say it ends a call serves only the end of
-/// sequence. Never set on the first (default) entry.
+/// sequence. The first (default) entry may carry it too (since version 9).
 pub const ENTRY_STOPS: u32 = 1 << 31;
 
 /// Header word indices (FORMAT.md describes each).

@@ -162,13 +162,11 @@ pub(crate) struct ToolParts<'a> {
 pub struct Lowered {
     /// The whole grammar.
     pub expr: Expr,
-    /// Entry rule names, in selector order.
+    /// Entry rule names in the format's order (the selector's), the
+    /// default first.
     pub entries: Vec<String>,
-    /// The entries served from another's states, stopping after their
-    /// first call (see [`stops`]): `(entry, the entry it walks)`.
-    pub stops: Vec<(String, String)>,
-    /// Every entry's name in the format's order, the default first.
-    pub order: Vec<String>,
+    /// Per entry, whether it stops after its first call (see [`stops`]).
+    pub stops: Vec<bool>,
     /// The special tokens the grammar uses, by id.
     pub specials: Vec<u32>,
     /// Over-approximations of the schemas (`--relax`), one line each.
@@ -258,21 +256,20 @@ pub(crate) fn lower(
             format!("{}: more than {MAX_ENTRIES} entry rules", g.file),
         ));
     }
-    // An entry that stops after its first call is served from the entry it
-    // walks; the default entry is always built.
-    let stops: Vec<stops::Stop> = stops::find(g)
-        .into_iter()
-        .filter(|s| stop_entries && s.entry != all[0].name)
-        .collect();
+    // An entry that stops after its first call is lowered with its call
+    // replaced by the repeating rule, whose calls' ends are marked.
+    let stops: Vec<stops::Stop> = if stop_entries {
+        stops::find(g)
+    } else {
+        Vec::new()
+    };
     l.marked = stops.iter().map(|s| s.repeat.clone()).collect();
-    let entries: Vec<&syntax::Rule> = all
-        .iter()
-        .copied()
-        .filter(|r| !stops.iter().any(|s| s.entry == r.name))
-        .collect();
     let mut bodies = Vec::new();
-    for r in &entries {
-        let e = l.rule(&r.name)?;
+    for r in &all {
+        let e = match stops.iter().find(|s| s.entry == r.name) {
+            Some(s) => l.stopped(s)?,
+            None => l.rule(&r.name)?,
+        };
         bodies.push(if vocab.leading_space {
             Expr::seq([Expr::opt(Expr::lit(" ")), e])
         } else {
@@ -291,9 +288,11 @@ pub(crate) fn lower(
     };
     Ok(Lowered {
         expr,
-        entries: entries.iter().map(|r| r.name.clone()).collect(),
-        stops: stops.into_iter().map(|s| (s.entry, s.of)).collect(),
-        order: all.iter().map(|r| r.name.clone()).collect(),
+        entries: all.iter().map(|r| r.name.clone()).collect(),
+        stops: all
+            .iter()
+            .map(|r| stops.iter().any(|s| s.entry == r.name))
+            .collect(),
         specials: l.used.into_iter().collect(),
         relaxed: Vec::new(),
     })
@@ -453,6 +452,15 @@ impl Lower<'_, '_> {
         })
     }
 
+    /// Entry `s.entry` as it stops after its first call: its rule with the
+    /// call replaced by the repeating rule (see [`stops`]).
+    fn stopped(&mut self, s: &stops::Stop) -> Result<Expr, Error> {
+        let outer = std::mem::replace(&mut self.rule, s.entry.clone());
+        let e = self.node(&s.body, None);
+        self.rule = outer;
+        e
+    }
+
     /// A repeating rule `C (S C)*` as `C (S C)*` whose two `C`s are one
     /// shared expression continuing to the loop's head, so the NFA holds
     /// one copy of every tool's call: the subset construction and
@@ -469,10 +477,17 @@ impl Lower<'_, '_> {
         };
         let sep: Vec<&Node> = sep.iter().collect();
         let sep = self.seq(&sep, None)?;
-        Ok(Expr::seq([
-            call.clone(),
-            Expr::star(Expr::seq([sep, call])),
-        ]))
+        let sep = if mark {
+            Expr::seq([sep, Expr::Apart])
+        } else {
+            sep
+        };
+        let first = if mark {
+            Expr::seq([Expr::CallStart, call.clone()])
+        } else {
+            call.clone()
+        };
+        Ok(Expr::seq([first, Expr::star(Expr::seq([sep, call]))]))
     }
 
     /// `items` in turn, each knowing what follows it (see `after`).

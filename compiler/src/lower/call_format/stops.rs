@@ -1,93 +1,103 @@
-//! Entries that stop after their first call: an entry whose rule is
-//! another entry's with its repeated calls replaced by one call is served
-//! from that other entry's states, instead of holding every tool's
-//! argument machine a second time.
+//! Entries that stop after their first call: an entry that ends with
+//! one call `C`, where the format also repeats calls `R = C (S C)*`, is
+//! lowered with that `C` replaced by `R` and served stopping after the
+//! first call, so that every entry walks the one copy of every tool's
+//! argument machine that `R` holds.
 //!
 //! A format usually spells both: `required = calls` and `one = call`, with
 //! `calls = call ("\n" call)*`; `auto = text calls?` and `auto-one = text
-//! call?`. After a call, a one-call entry's states lead to the end and the
-//! parallel entry's to the next call, so no minimization can share them:
-//! at 10,000 tools they were half of every entry's states. Here the
-//! compiler finds such pairs in the format's rules (the one-call entry is
-//! the parallel one with the repeating rule `R = C (S C)*` replaced by
-//! `C`, and `R` ends the parallel entry), lowers only the parallel entry,
-//! and marks where each `C` of `R` ends ([`Expr::CallEnd`]). A matcher of
-//! the one-call entry walks the parallel entry's states and, at a state
-//! that ends a call, serves only the end of sequence: since `R` ends the
-//! entry, such a state accepts, and any output with more calls passes one.
-//! `crate::automaton::machine` checks what makes that exact on the built
-//! machine and compiles the entry on its own where it does not hold.
+//! call?`; ReAct's `start = thought "\n" call` beside `parallel = thought
+//! "\n" calls`. After a call, a one-call entry's states lead to the end
+//! and a parallel entry's to the next call, so no minimization can share
+//! them: at 10,000 tools they were half of every entry's states. Here the
+//! one-call entry is lowered as the parallel one would be (`call` becomes
+//! `calls`), each `C` of `R` is followed by a mark ([`Expr::CallEnd`]),
+//! and a matcher of the entry serves only the end of sequence at a state
+//! that ends a call: `R` ends the entry, so such a state accepts.
+//!
+//! Why that is the entry's language. Write the entry `P C` (its call at
+//! the end of `P`'s branch) and what is lowered `P R`. A matcher walks the
+//! DFA of `P R` and, at the first state that ends a call, allows only the
+//! end of sequence. (1) An output `p c` of the entry: no DFA state before
+//! its end ends a call, provided no state that ends a call holds a run
+//! before its first call's end (the run of `p c` itself is one); at its
+//! end its run passes a mark, so the state ends a call and accepts. (2)
+//! An output the matcher allows is one of `P R`, and if its run passes a
+//! mark, the first mark ends the output: it is `p c` (a run that passes
+//! none took a branch of `P` without the call). So the one condition
+//! is that no DFA state that ends a call holds a run before its first
+//! call's end. The subset construction checks it on the NFA's states
+//! (`Nfa::first_call_runs`, conservative where states are shared), and
+//! where it fails the compile lowers every entry as written
+//! (`crate::automaton::machine::explicit_if_mixed`). A format whose free
+//! text before the call may contain a whole call, or whose call may go on
+//! after a complete one, fails it.
 //!
 //! [`Expr::CallEnd`]: crate::automaton::expr::Expr::CallEnd
 
-use super::syntax::{Node, Rules};
+use super::syntax::{Node, Pos, Rules};
 
-/// An entry served from another's states, stopping after its first call.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// An entry served stopping after its first call.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Stop {
     /// The entry that stops after one call (`one`).
     pub entry: String,
-    /// The entry whose states it walks (`required`).
-    pub of: String,
-    /// The repeating rule whose calls end where the marks go (`calls`).
+    /// The repeating rule whose calls' ends are marked (`calls`).
     pub repeat: String,
-    /// The token or text that ends each call (`</tool_call>`).
-    pub end: String,
+    /// The entry's rule with its call replaced by `repeat`: what is
+    /// lowered for it.
+    pub body: Node,
 }
 
-/// The entries of `g` that stop after their first call, each with the
-/// entry it walks; none of those is itself one that stops. In entry order.
+/// The entries of `g` that stop after their first call, in entry order:
+/// each ends with the one use of a repeating rule's call `C` (or is `C`)
+/// and does not use the repeating rule, which some other entry ends with
+/// (so that lowering it with the repeating rule shares that entry's
+/// states: the NFA builds a rule once per continuation).
 pub fn find(g: &Rules) -> Vec<Stop> {
+    let depth = g.rules.len();
     let entries: Vec<&str> = g.entries().map(|r| r.name.as_str()).collect();
-    let repeats: Vec<(&str, &Node)> = g
+    let repeats: Vec<(&str, &str, Pos)> = g
         .rules
         .iter()
-        .filter_map(|r| repeated_call(&r.body).map(|c| (r.name.as_str(), c)))
+        .filter_map(|r| match repeats_calls(&r.body) {
+            Some((Node::Ref(call, pos), _)) => Some((r.name.as_str(), call.as_str(), *pos)),
+            _ => None,
+        })
         .collect();
-    let mut stops: Vec<Stop> = Vec::new();
+    let mut stops = Vec::new();
     for &one in &entries {
-        let found = entries.iter().find_map(|&of| {
-            if of == one || stops.iter().any(|s| s.entry == of) {
+        let body = &g.rule(one).expect("entries are rules").body;
+        let found = repeats.iter().find_map(|&(repeat, call, pos)| {
+            let by = Node::Ref(repeat.to_string(), pos);
+            let shared = entries.iter().any(|&e| {
+                e != one
+                    && (e == repeat
+                        || g.rule(e)
+                            .is_some_and(|r| ends_with(g, &r.body, repeat, depth)))
+            });
+            if one == repeat || !shared {
                 return None;
             }
-            repeats.iter().find_map(|&(repeat, call)| {
-                let body = body_of(g, of, repeat)?;
-                let depth = g.rules.len();
-                let end = last_token(g, call, depth)?;
-                // The end token occurs once per call and nowhere else in
-                // the entry (twice in `C (S C)*`), so the first one in an
-                // output ends its first call.
-                (tokens(g, call, end, depth) == 1
-                    && tokens(g, body, end, depth) == 2
-                    && ends_with(g, body, repeat, depth)
-                    && uses(g, body, repeat, depth) == 1
-                    && same(
-                        g,
-                        &replace(g, body, repeat, call, depth),
-                        &g.rule(one)?.body,
-                        depth,
-                    ))
-                .then(|| Stop {
-                    entry: one.to_string(),
-                    of: of.to_string(),
-                    repeat: repeat.to_string(),
-                    end: end.to_string(),
-                })
+            let stopped = if one == call {
+                by
+            } else if uses(g, body, call, depth) == 1
+                && uses(g, body, repeat, depth) == 0
+                && ends_with(g, body, call, depth)
+            {
+                replace(g, body, call, &by, depth)
+            } else {
+                return None;
+            };
+            Some(Stop {
+                entry: one.to_string(),
+                repeat: repeat.to_string(),
+                body: stopped,
             })
         });
-        // An entry another one walks is never itself served as a stop.
-        if let Some(s) = found.filter(|_| !stops.iter().any(|s| s.of == one)) {
-            stops.push(s);
-        }
+        stops.extend(found);
     }
     stops
-}
-
-/// Entry `of`'s rule, unless `of` is the repeating rule itself (a format
-/// that names it `calls` also has `required = calls` to walk).
-fn body_of<'a>(g: &'a Rules, of: &str, repeat: &str) -> Option<&'a Node> {
-    let r = g.rule(of)?;
-    (of != repeat).then_some(&r.body)
 }
 
 /// `(C, S)` when `body` is `C (S C)*` with `C` a rule reference and `S`
@@ -106,18 +116,13 @@ pub fn repeats_calls(body: &Node) -> Option<(&Node, &[Node])> {
     (!sep.is_empty() && same_ref(last, first)).then_some((first, sep))
 }
 
-/// `C` when `body` is `C (S C)*` ([`repeats_calls`]).
-fn repeated_call(body: &Node) -> Option<&Node> {
-    repeats_calls(body).map(|(call, _)| call)
-}
-
 fn same_ref(a: &Node, b: &Node) -> bool {
     matches!((a, b), (Node::Ref(x, _), Node::Ref(y, _)) if x == y)
 }
 
 /// Whether `body` ends with a use of rule `name` (directly or through
-/// the rules it refers to), optional or not, so that nothing follows the
-/// repeated calls.
+/// the rules it refers to), optional or not, in any branch: with one use,
+/// nothing follows it.
 fn ends_with(g: &Rules, body: &Node, name: &str, depth: usize) -> bool {
     match body {
         Node::Ref(r, _) if r == name => true,
@@ -127,6 +132,7 @@ fn ends_with(g: &Rules, body: &Node, name: &str, depth: usize) -> bool {
                     .is_some_and(|x| ends_with(g, &x.body, name, depth - 1))
         }
         Node::Seq(parts) => parts.last().is_some_and(|p| ends_with(g, p, name, depth)),
+        Node::Alt(v) => v.iter().any(|p| ends_with(g, p, name, depth)),
         Node::Repeat(x, 0, Some(1)) => ends_with(g, x, name, depth),
         _ => false,
     }
@@ -162,93 +168,17 @@ fn replace(g: &Rules, body: &Node, name: &str, by: &Node, depth: usize) -> Node 
     }
 }
 
-/// The token (`token("...")`, a special) or literal that `n` ends with,
-/// through the rules it refers to.
-fn last_token<'a>(g: &'a Rules, n: &'a Node, depth: usize) -> Option<&'a str> {
-    match n {
-        Node::Special(name, _) | Node::Token(name, _) | Node::Lit(name) => Some(name),
-        Node::Ref(r, _) if depth > 0 => last_token(g, &g.rule(r)?.body, depth - 1),
-        Node::Seq(v) => last_token(g, v.last()?, depth),
-        _ => None,
-    }
-}
-
-/// How many times `n` writes the token `name`, through the rules it refers
-/// to (as a trigger of free text too: such text stops before it).
-fn tokens(g: &Rules, n: &Node, name: &str, depth: usize) -> usize {
-    let again = |x: &Node| tokens(g, x, name, depth);
-    match n {
-        Node::Special(t, _) | Node::Token(t, _) => (t == name) as usize,
-        Node::Lit(t) => (t == name) as usize,
-        Node::Ref(r, _) if depth > 0 => {
-            g.rule(r).map_or(0, |x| tokens(g, &x.body, name, depth - 1))
-        }
-        Node::Seq(v) | Node::Alt(v) | Node::Text(v, _) => v.iter().map(again).sum(),
-        Node::Repeat(x, ..) | Node::Tool(x, _) => again(x),
-        Node::Xml(x, _) => [&x.open, &x.mid_string, &x.mid_other, &x.close]
-            .into_iter()
-            .map(again)
-            .sum(),
-        _ => 0,
-    }
-}
-
-/// Whether `a` and `b` are the same expression, wherever written: equal
-/// up to positions, a reference equal to the rule it names.
-fn same(g: &Rules, a: &Node, b: &Node, depth: usize) -> bool {
-    if depth == 0 {
-        return a == b;
-    }
-    let (a, b) = (resolve(g, a), resolve(g, b));
-    let same = |p: &Node, q: &Node| same(g, p, q, depth - 1);
-    match (a, b) {
-        (Node::Lit(x), Node::Lit(y)) => x == y,
-        (Node::Class(x, _), Node::Class(y, _))
-        | (Node::Regex(x, _), Node::Regex(y, _))
-        | (Node::Special(x, _), Node::Special(y, _))
-        | (Node::Token(x, _), Node::Token(y, _)) => x == y,
-        (Node::Text(x, _), Node::Text(y, _))
-        | (Node::Seq(x), Node::Seq(y))
-        | (Node::Alt(x), Node::Alt(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
-        }
-        (Node::Tool(x, _), Node::Tool(y, _)) => same(x, y),
-        (Node::Part(x, _), Node::Part(y, _)) => x == y,
-        (Node::Xml(x, _), Node::Xml(y, _)) => x == y,
-        (Node::Repeat(x, a0, a1), Node::Repeat(y, b0, b1)) => a0 == b0 && a1 == b1 && same(x, y),
-        _ => false,
-    }
-}
-
-/// `n`, or the rule a chain of references from `n` ends at (a rule that
-/// is a reference to itself would loop: the grammar checker refuses it).
-fn resolve<'a>(g: &'a Rules, mut n: &'a Node) -> &'a Node {
-    for _ in 0..=g.rules.len() {
-        match n {
-            Node::Ref(name, _) => match g.rule(name) {
-                Some(r) => n = &r.body,
-                None => return n,
-            },
-            _ => return n,
-        }
-    }
-    n
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn stops(text: &str) -> Vec<(String, String, String)> {
+    fn stops(text: &str) -> Vec<(String, String)> {
         let g = Rules::parse("test.tdg", text).unwrap();
-        find(&g)
-            .into_iter()
-            .map(|s| (s.entry, s.of, s.repeat))
-            .collect()
+        find(&g).into_iter().map(|s| (s.entry, s.repeat)).collect()
     }
 
-    fn t(a: &str, b: &str, c: &str) -> (String, String, String) {
-        (a.into(), b.into(), c.into())
+    fn t(a: &str, b: &str) -> (String, String) {
+        (a.into(), b.into())
     }
 
     #[test]
@@ -267,56 +197,76 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                t("call", "required", "calls"),
-                t("one", "required", "calls"),
-                t("auto-one", "auto", "calls"),
+                t("call", "calls"),
+                t("one", "calls"),
+                t("auto-one", "calls")
             ]
         );
     }
 
     #[test]
-    fn calls_ended_by_text_stop_too_but_only_at_their_one_end() {
-        // The end written as text: a stop (the runtime checks the tokens
-        // that run past it).
-        let plain = r#"
-            entry required = calls;
+    fn react_shapes_are_found_the_default_entry_and_a_branch_too() {
+        let text = r#"
+            entry start = thought "\n" call;
+            entry parallel = thought "\n" calls;
+            entry auto = "T: " text_except("\nA: ", "\nF: ") "\n" (call | "F: " text_except("A:"));
+            entry one = start;
+            entry auto-one = auto;
             calls = call ("\n" call)*;
-            entry one = call;
-            call = "<c>" tool { name " " args } "</c>";
+            thought = "T: " text_except("\nA: ");
+            call = tool { "A: " name "\nI: " args };
             "#;
-        assert_eq!(stops(plain), vec![t("one", "required", "calls")]);
-        // The end also opens the separator: the first one in an output
-        // need not end the first call.
-        let twice = r#"
-            entry required = calls;
-            calls = call (token("</c>") call)*;
-            entry one = call;
-            call = token("<c>") tool { name " " args } token("</c>");
-            "#;
-        assert!(stops(twice).is_empty());
-        // Nothing ends the call.
-        let open = r#"
-            entry required = calls;
-            calls = call ("\n" call)*;
-            entry one = call;
-            call = "<c>" tool { name " " args };
-            "#;
-        assert!(stops(open).is_empty());
+        assert_eq!(
+            stops(text),
+            vec![
+                t("start", "calls"),
+                t("auto", "calls"),
+                t("one", "calls"),
+                t("auto-one", "calls"),
+            ]
+        );
+        // The call replaced where it is, the rules on the way written out.
+        let g = Rules::parse("test.tdg", text).unwrap();
+        let one = find(&g).into_iter().find(|s| s.entry == "one").unwrap();
+        let Node::Seq(parts) = &one.body else {
+            panic!("{:?}", one.body)
+        };
+        assert!(matches!(parts.last(), Some(Node::Ref(r, _)) if r == "calls"));
     }
 
     #[test]
-    fn repeats_that_do_not_end_the_entry_are_not_stops() {
+    fn only_calls_that_end_the_entry_once_stop() {
         // `[call, call]`: the list's bracket follows the calls, so after a
-        // call the one-call entry still has to write it.
-        let got = stops(
-            r#"
+        // call the one-call entry still has to write it (and no entry
+        // ends with the calls, so `call` would share nothing either).
+        let bracket = r#"
             entry start = call | "[" calls "]";
             calls = call (", " call)*;
             entry call = tool { name " " args };
             entry required = start;
             entry one = call | "[" call "]";
-            "#,
-        );
-        assert!(got.is_empty(), "{got:?}");
+            "#;
+        assert!(stops(bracket).is_empty());
+        // Two calls: the first does not end the entry.
+        let two = r#"
+            entry required = calls;
+            calls = call ("\n" call)*;
+            entry two = call "\n" call;
+            call = "<c>" tool { name " " args } "</c>";
+            "#;
+        assert!(stops(two).is_empty());
+    }
+
+    #[test]
+    fn a_stop_needs_an_entry_that_ends_with_the_repeated_calls() {
+        // The calls in a list: another continuation, so another copy of
+        // them; nothing would share the entry's states.
+        let list = r#"
+            entry one = call;
+            entry list = "[" calls "]";
+            calls = call ("\n" call)*;
+            call = "<c>" tool { name " " args } "</c>";
+            "#;
+        assert!(stops(list).is_empty());
     }
 }
