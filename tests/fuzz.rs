@@ -398,6 +398,10 @@ fn one_shared_tier_list(pairs: usize, first: u32) -> Vec<u8> {
     let (tools, tools_len) = fuzz_common::section(&p, sec::TOOLS);
     let tools_at = q.len();
     q.extend_from_slice(&p[tools..tools + tools_len]);
+    // And STOP_TOKENS after it.
+    let (stops, stops_len) = fuzz_common::section(&p, sec::STOP_TOKENS);
+    let stops_at = q.len();
+    q.extend_from_slice(&p[stops..stops + stops_len]);
     let mut edits = vec![
         Edit::Word {
             word: HEADER_WORDS + 3 * (sec::TIERS as usize - 1) + 2,
@@ -406,6 +410,10 @@ fn one_shared_tier_list(pairs: usize, first: u32) -> Vec<u8> {
         Edit::Word {
             word: HEADER_WORDS + 3 * (sec::TOOLS as usize - 1) + 1,
             value: tools_at as u32,
+        },
+        Edit::Word {
+            word: HEADER_WORDS + 3 * (sec::STOP_TOKENS as usize - 1) + 1,
+            value: stops_at as u32,
         },
         Edit::FixTotal,
     ];

@@ -573,3 +573,50 @@ fn a_large_payload_is_judged_by_its_checksum_first() {
         words[pos / 4] ^= 0x80 << (8 * (pos % 4));
     }
 }
+
+/// STOP_TOKENS is checked like every section: a list out of order, a
+/// token beyond the vocabulary or a gate count longer than the section is
+/// refused with the section's name; the list as written serves.
+#[test]
+fn stop_tokens_are_checked() {
+    let path = format!(
+        "{}/../grammars/examples/weather.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let set = spec::parse("weather.json", &std::fs::read_to_string(path).unwrap()).unwrap();
+    let opts = Options {
+        format: tooldec_compiler::CallFormat::load("qwen3-coder").unwrap(),
+        zstd_level: None,
+        ..Options::default()
+    };
+    let vocab = Vocab::builtin_gpt2().unwrap();
+    let p = compile(&set, &vocab, &opts, &mut |_| {}).unwrap().artifact;
+    let words = aligned(&p);
+    let g = Grammar::from_bytes(view(&words, p.len())).unwrap();
+    let section = g.payload().stop_tokens.words.to_vec();
+    assert!(section.len() > 3, "qwen3-coder with GPT-2 has stop gates");
+    let n = section[0] as usize;
+    let with = |words: Vec<u32>| {
+        let mut payload = *g.payload();
+        payload.stop_tokens.words = &words;
+        let bytes = payload.to_bytes().unwrap();
+        let aligned = aligned(&bytes);
+        match Grammar::from_bytes(view(&aligned, bytes.len())) {
+            Ok(_) => String::new(),
+            Err(e) => e.to_string(),
+        }
+    };
+    assert_eq!(with(section.clone()), "");
+    let mut beyond = section.clone();
+    *beyond.last_mut().unwrap() = vocab.len() as u32;
+    let msg = with(beyond);
+    assert!(msg.contains("section 16"), "{msg}");
+    let mut long = section.clone();
+    long[0] = (section.len() as u32) / 2 + 1;
+    assert!(with(long).contains("section 16"));
+    if n > 1 {
+        let mut swapped = section.clone();
+        swapped.swap(1, 2);
+        assert!(with(swapped).contains("section 16"));
+    }
+}

@@ -395,10 +395,12 @@ impl<'a> Grammar<'a> {
     /// end of a call: at a stop gate, what a matcher that stops after its
     /// first call must not take (the rest of the mask is the state's).
     pub(crate) fn filter_stopping(&self, state: u32, out: &mut [u32]) {
-        self.keep_tokens(out, |t| {
-            self.token_bytes(t)
-                .is_none_or(|b| !self.runs_past_call(state, b))
-        });
+        // STOP_TOKENS lists them (the loader checked the ids).
+        for &t in self.p.stop_tokens.of(state) {
+            if let Some(w) = out.get_mut((t >> 5) as usize) {
+                *w &= !(1 << (t & 31));
+            }
+        }
     }
 
     /// Whether walking `bytes` from `state` passes a state that ends a

@@ -20,7 +20,7 @@ pub struct Source<'a> {
     pub payload: &'a [u8],
 }
 
-const SECTIONS: [&str; 15] = [
+const SECTIONS: [&str; 16] = [
     "BYTE_CLASSES",
     "TRANSITIONS",
     "STATES",
@@ -36,13 +36,14 @@ const SECTIONS: [&str; 15] = [
     "TIER_INDEX",
     "TIERS",
     "TOOLS",
+    "STOP_TOKENS",
 ];
 
 /// What each section holds, in a few words.
-const SECTION_WHAT: [&str; 15] = [
+const SECTION_WHAT: [&str; 16] = [
     "byte -> class, row shapes",
     "per state a row: its shape, its targets",
-    "flags (accepting, ends a call) and mask id per state",
+    "flags (accepting, ends a call, stop gate) and mask id per state",
     "kind, offset and length per mask",
     "the masks' words",
     "end-of-sequence ids",
@@ -55,6 +56,7 @@ const SECTION_WHAT: [&str; 15] = [
     "budget profiles: top tier, tier list",
     "budget tier lists",
     "one-tool matchers: names, name colours, gates, per-tool distances",
+    "per stop gate, the tokens that run past a call's end",
 ];
 
 fn word(payload: &[u8], i: usize) -> u32 {

@@ -14,7 +14,7 @@
 
 use tooldec_runtime::codec::{
     BudgetBuilder, Dfa as DfaSection, EntriesBuilder, Header, MasksBuilder, Payload, StateFlags,
-    TokensBuilder, ToolsBuilder, WriteError,
+    StopTokensBuilder, TokensBuilder, ToolsBuilder, WriteError,
 };
 use tooldec_runtime::layout::{self, kind};
 
@@ -72,9 +72,10 @@ pub struct Input<'a> {
     pub stops: &'a [bool],
     /// Per state, whether it ends a call (empty: none does).
     pub call_end: &'a [bool],
-    /// Per state, whether a token from it can run past a call's end
+    /// The stop gates, ascending, each with the tokens that run past a
+    /// call's end from it
     /// ([`crate::automaton::machine::Machine::stop_gates`]; empty: none).
-    pub stop_gates: &'a [bool],
+    pub stop_gates: &'a [(u32, Vec<u32>)],
     /// The masks, distances and tiers of the crossing.
     pub crossed: &'a Masks,
     /// Each token's bytes as the grammar reads them ([`token_table`]).
@@ -120,6 +121,7 @@ pub fn payload(input: &Input<'_>) -> Result<(Vec<u8>, MaskForms), Error> {
             .as_ref()
             .map(ToolsBuilder::tools)
             .unwrap_or_default(),
+        stop_tokens: s.stop_tokens.stop_tokens(),
     };
     let bytes = payload.to_bytes().map_err(limit)?;
     Ok((bytes, s.forms))
@@ -133,6 +135,7 @@ struct Sections {
     entry_table: EntriesBuilder,
     budget: BudgetBuilder,
     tools: Option<ToolsBuilder>,
+    stop_tokens: StopTokensBuilder,
 }
 
 /// Builds every section but the moves.
@@ -151,12 +154,23 @@ fn sections(input: &Input<'_>) -> Result<Sections, Error> {
     let hot = hot_masks(dfa, crossed);
     let (masks, forms) = mask_table(crossed, &hot, n_tokens).map_err(limit)?;
 
+    let mut gate = vec![
+        false;
+        if stop_gates.is_empty() {
+            0
+        } else {
+            dfa.n_states()
+        }
+    ];
+    for g in stop_gates {
+        gate[g.0 as usize] = true;
+    }
     let states = DfaSection::states_section((0..dfa.n_states()).map(|s| {
         let flag = |v: &[bool]| v.get(s).copied().unwrap_or(false);
         let flags = StateFlags {
             accepting: dfa.accept[s],
             ends_call: flag(call_end),
-            stop_gate: flag(stop_gates),
+            stop_gate: flag(&gate),
         };
         (flags, crossed.state_mask[s])
     }));
@@ -182,6 +196,7 @@ fn sections(input: &Input<'_>) -> Result<Sections, Error> {
         entry_table,
         budget,
         tools,
+        stop_tokens: StopTokensBuilder::new(stop_gates),
     })
 }
 

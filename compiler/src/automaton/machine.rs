@@ -469,16 +469,16 @@ fn stopping_states<'a>(
 }
 
 impl Machine {
-    /// Per state, whether a token from it can run past the end of a call
-    /// (`</tool_call>` written as text, then a token `>\n`): where a
-    /// matcher that stops after its first call checks each allowed
-    /// token's walk. Empty when no entry stops.
+    /// The states from which a token can run past the end of a call
+    /// (`</tool_call>` written as text, then a token `>\n`), ascending,
+    /// each with those tokens, ascending: the stop gates, where a matcher
+    /// that stops after its first call clears them from the mask
+    /// (STOP_TOKENS). Empty when no entry stops.
     ///
     /// Such a token holds a byte into a state that ends a call followed by
     /// one out of it, so only tokens with such a pair are tried, and only
-    /// from the states within their length before a call's end (few: the
-    /// calls' ends are shared states after minimization).
-    pub fn stop_gates(&self, text: &crate::vocab::TokenText<'_>) -> Vec<bool> {
+    /// from the states within their length before a call's end.
+    pub fn stop_gates(&self, text: &crate::vocab::TokenText<'_>) -> Vec<(u32, Vec<u32>)> {
         let dfa = &self.dfa;
         let ends = &self.call_end;
         if !self.stops.iter().any(|&s| s) || !ends.iter().any(|&e| e) {
@@ -494,13 +494,13 @@ impl Machine {
             }
         }
         let class = |b: u8| dfa.classes[b as usize] as usize;
-        let tokens: Vec<&[u8]> = (0..text.len() as u32)
-            .filter_map(|t| text.get(t))
-            .filter(|b| b.windows(2).any(|w| into[class(w[0])] && out[class(w[1])]))
+        let tokens: Vec<(u32, &[u8])> = (0..text.len() as u32)
+            .filter_map(|t| Some((t, text.get(t)?)))
+            .filter(|(_, b)| b.windows(2).any(|w| into[class(w[0])] && out[class(w[1])]))
             .collect();
-        let longest = tokens.iter().map(|t| t.len()).max().unwrap_or(0);
+        let longest = tokens.iter().map(|t| t.1.len()).max().unwrap_or(0);
         if tokens.is_empty() {
-            return vec![false; n];
+            return Vec::new();
         }
         // The states within `longest - 1` bytes before a call's end, by a
         // backward search over the moves' predecessor lists.
@@ -550,7 +550,15 @@ impl Machine {
             false
         };
         (0..n as u32)
-            .map(|s| near[s as usize] && tokens.iter().any(|t| runs_past(s, t)))
+            .filter(|&s| near[s as usize])
+            .filter_map(|s| {
+                let past: Vec<u32> = tokens
+                    .iter()
+                    .filter(|t| runs_past(s, t.1))
+                    .map(|t| t.0)
+                    .collect();
+                (!past.is_empty()).then_some((s, past))
+            })
             .collect()
     }
 

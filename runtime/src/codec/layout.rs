@@ -24,7 +24,8 @@ pub const ENDIAN_CHECK: u32 = 0x0102_FEFF;
 /// states' budget tiers as shared profiles; 7: TRANSITIONS, STATES and
 /// DISTANCE as columns of the width their values need; 8: entries that
 /// stop after their first call, [`ENTRY_STOPS`] and STATES' call-end bit;
-/// 9: the default entry may stop after its first call).
+/// 9: the default entry may stop after its first call, STOP_TOKENS lists
+/// each stop gate's tokens).
 pub const VERSION: u32 = 9;
 
 /// The bit of an ENTRIES state word that says the entry stops after its
@@ -125,11 +126,15 @@ pub mod sec {
     /// optional per-tool distances (`codec::tools` describes the words).
     /// Optional: a payload whose table stops at [`TIERS`] has none.
     pub const TOOLS: u32 = 15;
+    /// Per stop gate, the tokens that run past a call's end from it
+    /// (`codec::stop_tokens` describes the words). Optional: a payload
+    /// whose table stops before it has none.
+    pub const STOP_TOKENS: u32 = 16;
 }
 /// Entries in the section table that this runtime writes.
-pub const SECTION_COUNT: usize = 15;
+pub const SECTION_COUNT: usize = 16;
 /// The fewest entries a section table may have: payloads written before
-/// the optional TOOLS section stop at TIERS.
+/// the optional TOOLS and STOP_TOKENS sections stop at TIERS.
 pub const MIN_SECTION_COUNT: usize = 14;
 
 /// The first word of the head pair before each list in TIERS (no tier's

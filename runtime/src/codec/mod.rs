@@ -14,6 +14,7 @@
 //! | [`Entries`] | ENTRIES, ENTRY_NAMES | the format's entry points |
 //! | [`Budget`] | DISTANCE, TIER_INDEX, TIERS | token distances and budget tiers |
 //! | [`Tools`] | TOOLS (optional) | one-tool matchers: tool names, name colours, gates, per-tool distances |
+//! | [`StopTokens`] | STOP_TOKENS (optional) | per stop gate, the tokens that run past a call's end |
 //!
 //! Reading is zero-copy and allocation-free: each type is a set of slices
 //! of the caller's buffer. Writing (the `std` feature) takes the same
@@ -93,6 +94,7 @@ mod header;
 pub mod layout;
 mod masks;
 pub(crate) mod meta;
+pub mod stop_tokens;
 mod tokens;
 pub mod tools;
 
@@ -104,12 +106,13 @@ pub use entries::Entries;
 pub use header::Header;
 pub(crate) use masks::set_words;
 pub use masks::Masks;
+pub use stop_tokens::StopTokens;
 pub use tokens::Tokens;
 pub use tools::Tools;
 #[cfg(feature = "std")]
 pub use {
     budget::BudgetBuilder, dfa::StateFlags, entries::EntriesBuilder, masks::MasksBuilder,
-    tokens::TokensBuilder, tools::ToolsBuilder,
+    stop_tokens::StopTokensBuilder, tokens::TokensBuilder, tools::ToolsBuilder,
 };
 
 use header::{Counts, Span, Table};
@@ -137,6 +140,9 @@ pub struct Payload<'a> {
     pub budget: Budget<'a>,
     /// What a one-tool matcher reads (empty when absent).
     pub tools: Tools<'a>,
+    /// Per stop gate, the tokens that run past a call's end (empty when
+    /// there are none).
+    pub stop_tokens: StopTokens<'a>,
 }
 
 /// What validation learned about a payload, enough to view it again in
@@ -304,15 +310,16 @@ fn front_checks<'a>(src: &Source<'a>, header: &Header, c: &Counts) -> Result<Fro
     ))
 }
 
-/// Steps 8 and 9: the budget tables and TOOLS.
+/// Steps 8 to 10: the budget tables, TOOLS and STOP_TOKENS.
 fn back_checks<'a>(
     src: &Source<'a>,
     header: &Header,
     c: &Counts,
-) -> Result<(Budget<'a>, Tools<'a>), Error> {
+) -> Result<(Budget<'a>, Tools<'a>, StopTokens<'a>), Error> {
     Ok((
         Budget::read(src, header.start, header.max_tokens, c)?,
         Tools::read(src, c)?,
+        StopTokens::read(src, c)?,
     ))
 }
 
@@ -320,7 +327,7 @@ fn back_checks<'a>(
 fn assemble<'a>(
     header: Header,
     (dfa, masks, tokens, meta, entries): Front<'a>,
-    (budget, tools): (Budget<'a>, Tools<'a>),
+    (budget, tools, stop_tokens): (Budget<'a>, Tools<'a>, StopTokens<'a>),
     table: &Table,
 ) -> (Payload<'a>, Index) {
     let payload = Payload {
@@ -332,6 +339,7 @@ fn assemble<'a>(
         entries,
         budget,
         tools,
+        stop_tokens,
     };
     let mut ranges = [(0, 0); layout::SECTION_COUNT];
     for (i, r) in ranges.iter_mut().enumerate() {
@@ -423,6 +431,9 @@ impl<'a> Payload<'a> {
                     let (a, e) = r(sec::TOOLS);
                     bytes.get(4 * a..4 * e).unwrap_or_default()
                 },
+            },
+            stop_tokens: StopTokens {
+                words: w(sec::STOP_TOKENS),
             },
         }
     }
@@ -530,6 +541,7 @@ impl Payload<'_> {
         self.entries.write(&mut w);
         self.budget.write(&mut w);
         self.tools.write(&mut w);
+        self.stop_tokens.write(&mut w);
         let (table, total) = Table::layout(w.lens);
         let total = u32::try_from(total).map_err(|_| WriteError::TooLarge(total as u64))?;
         let counts = Counts {

@@ -1,0 +1,138 @@
+//! STOP_TOKENS: per stop gate, the tokens that run past a call's end from
+//! it, which a matcher of an entry that stops after its first call clears
+//! from the stored mask. Listed, not found when serving: at a gate inside
+//! a JSON value (ReAct's call ends with its arguments' `}`) the stored
+//! mask holds most of the vocabulary, and walking each of its tokens took
+//! milliseconds; the list holds the few (`"}\n`, `}\n\n` ...) that run past.
+//! Empty when no state is a stop gate.
+//!
+//! Words, little-endian:
+//!
+//! | words | what |
+//! |---|---|
+//! | 1 | `n`, the number of stop gates |
+//! | `n` | the gates' states, strictly ascending |
+//! | `n + 1` | per gate the offset of its first token below (the first 0, the last the list's length) |
+//! | tokens | per gate its token ids, strictly ascending |
+
+use super::header::Counts;
+use super::layout::sec;
+use super::Source;
+use crate::error::Error;
+
+/// The STOP_TOKENS section, borrowed; `words` empty when there is none.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StopTokens<'a> {
+    /// The section's words.
+    pub words: &'a [u32],
+}
+
+impl<'a> StopTokens<'a> {
+    /// Reads and checks the section (absent: empty): whole parts, the
+    /// states ascending and below the state count, the offsets ascending
+    /// from 0 to the list's length, each gate's tokens ascending and below
+    /// the token count.
+    pub(crate) fn read(src: &Source<'a>, c: &Counts) -> Result<Self, Error> {
+        let words = src.words(sec::STOP_TOKENS, None)?;
+        let t = StopTokens { words };
+        if !words.is_empty() {
+            t.check(c)
+                .map_err(|why| Error::section(sec::STOP_TOKENS, why))?;
+        }
+        Ok(t)
+    }
+
+    fn check(&self, c: &Counts) -> Result<(), &'static str> {
+        let (states, offsets, tokens) =
+            self.parts().ok_or("is shorter than its gate count says")?;
+        if states.windows(2).any(|w| w[0] >= w[1]) {
+            return Err("lists gate states out of order");
+        }
+        if states.last().is_some_and(|&s| s as usize >= c.n_states) {
+            return Err("lists a state beyond the state count");
+        }
+        if offsets.first() != Some(&0)
+            || offsets.last().map(|&o| o as usize) != Some(tokens.len())
+            || offsets.windows(2).any(|w| w[0] > w[1])
+        {
+            return Err("has token offsets out of order or not ending at the list's end");
+        }
+        for w in offsets.windows(2) {
+            let list = &tokens[w[0] as usize..w[1] as usize];
+            if list.windows(2).any(|p| p[0] >= p[1]) {
+                return Err("lists a gate's tokens out of order");
+            }
+            if list.last().is_some_and(|&t| t >= c.n_tokens) {
+                return Err("lists a token beyond the token count");
+            }
+        }
+        Ok(())
+    }
+
+    /// The gates' states, the offsets and the tokens.
+    fn parts(&self) -> Option<(&'a [u32], &'a [u32], &'a [u32])> {
+        let w = self.words;
+        let n = *w.first()? as usize;
+        let states = w.get(1..1 + n)?;
+        let offsets = w.get(1 + n..2 + 2 * n)?;
+        let tokens = w.get(2 + 2 * n..)?;
+        Some((states, offsets, tokens))
+    }
+
+    /// The tokens that run past a call's end from `state` (none when it is
+    /// not a stop gate).
+    #[inline]
+    pub fn of(&self, state: u32) -> &'a [u32] {
+        let Some((states, offsets, tokens)) = self.parts() else {
+            return &[];
+        };
+        match states.binary_search(&state) {
+            // The loader checked the offsets.
+            Ok(i) => tokens
+                .get(offsets[i] as usize..offsets[i + 1] as usize)
+                .unwrap_or_default(),
+            Err(_) => &[],
+        }
+    }
+
+    /// The section's words (nothing when there are no gates).
+    #[cfg(feature = "std")]
+    pub(crate) fn write(&self, out: &mut super::Writer) {
+        out.words(sec::STOP_TOKENS, self.words);
+    }
+}
+
+/// Builds STOP_TOKENS.
+#[cfg(feature = "std")]
+#[derive(Clone, Debug, Default)]
+pub struct StopTokensBuilder {
+    words: std::vec::Vec<u32>,
+}
+
+#[cfg(feature = "std")]
+impl StopTokensBuilder {
+    /// The section of `gates`: `(state, its tokens)`, states ascending,
+    /// each list ascending; nothing when there are none.
+    pub fn new(gates: &[(u32, std::vec::Vec<u32>)]) -> StopTokensBuilder {
+        if gates.is_empty() {
+            return StopTokensBuilder::default();
+        }
+        let mut words = std::vec![gates.len() as u32];
+        words.extend(gates.iter().map(|g| g.0));
+        let mut at = 0u32;
+        words.push(0);
+        for g in gates {
+            at += g.1.len() as u32;
+            words.push(at);
+        }
+        for g in gates {
+            words.extend_from_slice(&g.1);
+        }
+        StopTokensBuilder { words }
+    }
+
+    /// The section as built.
+    pub fn stop_tokens(&self) -> StopTokens<'_> {
+        StopTokens { words: &self.words }
+    }
+}
