@@ -4,16 +4,19 @@
 //! a JSON value (ReAct's call ends with its arguments' `}`) the stored
 //! mask holds most of the vocabulary, and walking each of its tokens took
 //! milliseconds; the list holds the few (`"}\n`, `}\n\n` ...) that run past.
-//! Empty when no state is a stop gate.
+//! Gates share lists (at 10,000 tools in ReAct with Llama-3.2: 89,648
+//! gates, 13 distinct lists of up to 19 tokens; 5.8 MB stored per gate,
+//! 0.7 MB shared). Empty when no state is a stop gate.
 //!
 //! Words, little-endian:
 //!
 //! | words | what |
 //! |---|---|
-//! | 1 | `n`, the number of stop gates |
+//! | 2 | `n`, the number of stop gates; `m`, the number of lists |
 //! | `n` | the gates' states, strictly ascending |
-//! | `n + 1` | per gate the offset of its first token below (the first 0, the last the list's length) |
-//! | tokens | per gate its token ids, strictly ascending |
+//! | `n` | per gate its list (below `m`) |
+//! | `m + 1` | per list the offset of its first token below (the first 0, the last the tokens' length) |
+//! | tokens | per list its token ids, strictly ascending |
 
 use super::header::Counts;
 use super::layout::sec;
@@ -29,9 +32,9 @@ pub struct StopTokens<'a> {
 
 impl<'a> StopTokens<'a> {
     /// Reads and checks the section (absent: empty): whole parts, the
-    /// states ascending and below the state count, the offsets ascending
-    /// from 0 to the list's length, each gate's tokens ascending and below
-    /// the token count.
+    /// states ascending and below the state count, each gate's list below
+    /// the list count, the offsets ascending from 0 to the tokens' length,
+    /// each list's tokens ascending and below the token count.
     pub(crate) fn read(src: &Source<'a>, c: &Counts) -> Result<Self, Error> {
         let words = src.words(sec::STOP_TOKENS, None)?;
         let t = StopTokens { words };
@@ -43,10 +46,13 @@ impl<'a> StopTokens<'a> {
     }
 
     fn check(&self, c: &Counts) -> Result<(), &'static str> {
-        let (states, offsets, tokens) =
-            self.parts().ok_or("is shorter than its gate count says")?;
+        let (states, lists, offsets, tokens) =
+            self.parts().ok_or("is shorter than its counts say")?;
         if states.windows(2).any(|w| w[0] >= w[1]) {
             return Err("lists gate states out of order");
+        }
+        if lists.iter().any(|&l| l as usize + 1 >= offsets.len()) {
+            return Err("names a list beyond the list count");
         }
         if states.last().is_some_and(|&s| s as usize >= c.n_states) {
             return Err("lists a state beyond the state count");
@@ -60,7 +66,7 @@ impl<'a> StopTokens<'a> {
         for w in offsets.windows(2) {
             let list = &tokens[w[0] as usize..w[1] as usize];
             if list.windows(2).any(|p| p[0] >= p[1]) {
-                return Err("lists a gate's tokens out of order");
+                return Err("holds a list's tokens out of order");
             }
             if list.last().is_some_and(|&t| t >= c.n_tokens) {
                 return Err("lists a token beyond the token count");
@@ -69,29 +75,33 @@ impl<'a> StopTokens<'a> {
         Ok(())
     }
 
-    /// The gates' states, the offsets and the tokens.
-    fn parts(&self) -> Option<(&'a [u32], &'a [u32], &'a [u32])> {
+    /// The gates' states, their lists, the lists' offsets and the tokens.
+    #[allow(clippy::type_complexity)]
+    fn parts(&self) -> Option<(&'a [u32], &'a [u32], &'a [u32], &'a [u32])> {
         let w = self.words;
-        let n = *w.first()? as usize;
-        let states = w.get(1..1 + n)?;
-        let offsets = w.get(1 + n..2 + 2 * n)?;
-        let tokens = w.get(2 + 2 * n..)?;
-        Some((states, offsets, tokens))
+        let (n, m) = (*w.first()? as usize, *w.get(1)? as usize);
+        let states = w.get(2..2 + n)?;
+        let lists = w.get(2 + n..2 + 2 * n)?;
+        let offsets = w.get(2 + 2 * n..3 + 2 * n + m)?;
+        let tokens = w.get(3 + 2 * n + m..)?;
+        Some((states, lists, offsets, tokens))
     }
 
     /// The tokens that run past a call's end from `state` (none when it is
     /// not a stop gate).
     #[inline]
     pub fn of(&self, state: u32) -> &'a [u32] {
-        let Some((states, offsets, tokens)) = self.parts() else {
+        let Some((states, lists, offsets, tokens)) = self.parts() else {
             return &[];
         };
-        match states.binary_search(&state) {
-            // The loader checked the offsets.
-            Ok(i) => tokens
-                .get(offsets[i] as usize..offsets[i + 1] as usize)
-                .unwrap_or_default(),
-            Err(_) => &[],
+        let Ok(i) = states.binary_search(&state) else {
+            return &[];
+        };
+        // The loader checked the list ids and the offsets.
+        let l = lists[i] as usize;
+        match (offsets.get(l), offsets.get(l + 1)) {
+            (Some(&a), Some(&e)) => tokens.get(a as usize..e as usize).unwrap_or_default(),
+            _ => &[],
         }
     }
 
@@ -112,21 +122,34 @@ pub struct StopTokensBuilder {
 #[cfg(feature = "std")]
 impl StopTokensBuilder {
     /// The section of `gates`: `(state, its tokens)`, states ascending,
-    /// each list ascending; nothing when there are none.
+    /// each list ascending; equal lists stored once, numbered in order of
+    /// first use; nothing when there are none.
     pub fn new(gates: &[(u32, std::vec::Vec<u32>)]) -> StopTokensBuilder {
         if gates.is_empty() {
             return StopTokensBuilder::default();
         }
-        let mut words = std::vec![gates.len() as u32];
+        let mut ids: std::collections::HashMap<&[u32], u32> = std::collections::HashMap::new();
+        let mut distinct: std::vec::Vec<&[u32]> = std::vec::Vec::new();
+        let of: std::vec::Vec<u32> = gates
+            .iter()
+            .map(|g| {
+                *ids.entry(&g.1).or_insert_with(|| {
+                    distinct.push(&g.1);
+                    distinct.len() as u32 - 1
+                })
+            })
+            .collect();
+        let mut words = std::vec![gates.len() as u32, distinct.len() as u32];
         words.extend(gates.iter().map(|g| g.0));
+        words.extend_from_slice(&of);
         let mut at = 0u32;
         words.push(0);
-        for g in gates {
-            at += g.1.len() as u32;
+        for list in &distinct {
+            at += list.len() as u32;
             words.push(at);
         }
-        for g in gates {
-            words.extend_from_slice(&g.1);
+        for list in &distinct {
+            words.extend_from_slice(list);
         }
         StopTokensBuilder { words }
     }
