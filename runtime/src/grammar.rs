@@ -403,8 +403,15 @@ impl<'a> Grammar<'a> {
         }
     }
 
+    /// Whether `token` runs past a call's end from `state` (STOP_TOKENS).
+    #[inline]
+    pub(crate) fn token_runs_past_call(&self, state: u32, token: u32) -> bool {
+        self.p.stop_tokens.runs_past(state, token)
+    }
+
     /// Whether walking `bytes` from `state` passes a state that ends a
-    /// call with bytes still to read.
+    /// call with bytes still to read (text the engine inserts, which no
+    /// list holds).
     pub(crate) fn runs_past_call(&self, state: u32, bytes: &[u8]) -> bool {
         let mut q = state;
         for (i, &b) in bytes.iter().enumerate() {

@@ -309,7 +309,7 @@ impl<G: GrammarHandle> MatcherOf<G> {
             return false;
         }
         // Only from a stop gate can a token run past a call's end.
-        if self.stops && g.stop_gate(self.state) && g.runs_past_call(self.state, bytes) {
+        if self.stops && g.stop_gate(self.state) && g.token_runs_past_call(self.state, token) {
             return false;
         }
         let view = self.view(&g);

@@ -379,15 +379,13 @@ impl Builder {
                 self.call_ends.push(s);
                 Ok(s)
             }
-            Expr::CallStart => {
+            // States of their own too, the first recorded.
+            Expr::CallStart | Expr::Apart => {
                 let s = self.add()?;
                 self.states[s as usize].eps.push(next);
-                self.call_starts.push(s);
-                Ok(s)
-            }
-            Expr::Apart => {
-                let s = self.add()?;
-                self.states[s as usize].eps.push(next);
+                if matches!(e, Expr::CallStart) {
+                    self.call_starts.push(s);
+                }
                 Ok(s)
             }
             Expr::Bytes(bytes) => {

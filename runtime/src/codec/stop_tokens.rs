@@ -105,6 +105,12 @@ impl<'a> StopTokens<'a> {
         }
     }
 
+    /// Whether `token` runs past a call's end from `state`.
+    #[inline]
+    pub fn runs_past(&self, state: u32, token: u32) -> bool {
+        self.of(state).binary_search(&token).is_ok()
+    }
+
     /// The section's words (nothing when there are no gates).
     #[cfg(feature = "std")]
     pub(crate) fn write(&self, out: &mut super::Writer) {

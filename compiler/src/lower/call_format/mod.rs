@@ -470,24 +470,21 @@ impl Lower<'_, '_> {
     /// [`Expr::CallEnd`] (see [`stops`]).
     fn repeated_calls(&mut self, call: &Node, sep: &[Node], mark: bool) -> Result<Expr, Error> {
         let call = self.node(call, None)?;
-        let call = if mark {
-            Expr::shared(Expr::seq([call, Expr::CallEnd]))
-        } else {
-            call
-        };
         let sep: Vec<&Node> = sep.iter().collect();
         let sep = self.seq(&sep, None)?;
-        let sep = if mark {
-            Expr::seq([sep, Expr::Apart])
-        } else {
-            sep
-        };
-        let first = if mark {
-            Expr::seq([Expr::CallStart, call.clone()])
-        } else {
-            call.clone()
-        };
-        Ok(Expr::seq([first, Expr::star(Expr::seq([sep, call]))]))
+        if !mark {
+            return Ok(Expr::seq([
+                call.clone(),
+                Expr::star(Expr::seq([sep, call])),
+            ]));
+        }
+        // START C END (S APART C END)*, the `C END`s one shared expression.
+        let call = Expr::shared(Expr::seq([call, Expr::CallEnd]));
+        Ok(Expr::seq([
+            Expr::CallStart,
+            call.clone(),
+            Expr::star(Expr::seq([sep, Expr::Apart, call])),
+        ]))
     }
 
     /// `items` in turn, each knowing what follows it (see `after`).
