@@ -402,6 +402,10 @@ fn one_shared_tier_list(pairs: usize, first: u32) -> Vec<u8> {
     let (stops, stops_len) = fuzz_common::section(&p, sec::STOP_TOKENS);
     let stops_at = q.len();
     q.extend_from_slice(&p[stops..stops + stops_len]);
+    // And LOOPS after that.
+    let (loops, loops_len) = fuzz_common::section(&p, sec::LOOPS);
+    let loops_at = q.len();
+    q.extend_from_slice(&p[loops..loops + loops_len]);
     let mut edits = vec![
         Edit::Word {
             word: HEADER_WORDS + 3 * (sec::TIERS as usize - 1) + 2,
@@ -414,6 +418,10 @@ fn one_shared_tier_list(pairs: usize, first: u32) -> Vec<u8> {
         Edit::Word {
             word: HEADER_WORDS + 3 * (sec::STOP_TOKENS as usize - 1) + 1,
             value: stops_at as u32,
+        },
+        Edit::Word {
+            word: HEADER_WORDS + 3 * (sec::LOOPS as usize - 1) + 1,
+            value: loops_at as u32,
         },
         Edit::FixTotal,
     ];

@@ -574,6 +574,16 @@ fn a_large_payload_is_judged_by_its_checksum_first() {
     }
 }
 
+/// Writes `payload` and loads it again: the loader's error, or nothing.
+fn reload(payload: &tooldec_runtime::codec::Payload<'_>) -> String {
+    let bytes = payload.to_bytes().unwrap();
+    let aligned = aligned(&bytes);
+    match Grammar::from_bytes(view(&aligned, bytes.len())) {
+        Ok(_) => String::new(),
+        Err(e) => e.to_string(),
+    }
+}
+
 /// STOP_TOKENS is checked like every section: a list out of order, a
 /// token beyond the vocabulary or a gate count longer than the section is
 /// refused with the section's name; the list as written serves.
@@ -599,12 +609,7 @@ fn stop_tokens_are_checked() {
     let with = |words: Vec<u32>| {
         let mut payload = *g.payload();
         payload.stop_tokens.words = &words;
-        let bytes = payload.to_bytes().unwrap();
-        let aligned = aligned(&bytes);
-        match Grammar::from_bytes(view(&aligned, bytes.len())) {
-            Ok(_) => String::new(),
-            Err(e) => e.to_string(),
-        }
+        reload(&payload)
     };
     assert_eq!(with(section.clone()), "");
     let mut beyond = section.clone();
@@ -619,4 +624,46 @@ fn stop_tokens_are_checked() {
         swapped.swap(2, 3);
         assert!(with(swapped).contains("section 16"));
     }
+}
+
+/// LOOPS is checked like every section: a token past the vocabulary,
+/// sets of another width or a cut section are refused with the section's
+/// name, and a STATES loop set number past the set count with its state;
+/// the section as written serves.
+#[test]
+fn loop_sets_are_checked() {
+    let p = payload();
+    let words = aligned(&p);
+    let g = Grammar::from_bytes(view(&words, p.len())).unwrap();
+    let section = g.payload().loops.words.to_vec();
+    assert!(
+        section.len() > 2,
+        "the tiny grammar with GPT-2 has loop sets"
+    );
+    let with = |words: Vec<u32>| {
+        let mut payload = *g.payload();
+        payload.loops.words = &words;
+        reload(&payload)
+    };
+    assert_eq!(with(section.clone()), "");
+    let refused = |words: Vec<u32>, what: &str| {
+        let msg = with(words);
+        assert!(msg.contains(what), "{msg}");
+    };
+    let (m, w) = (section[0] as usize, section[1] as usize);
+    // A token past GPT-2's 50,257 in the last set.
+    let mut beyond = section.clone();
+    *beyond.last_mut().unwrap() |= 1 << 31;
+    refused(beyond, "section 17");
+    // Another width.
+    let mut wide = section.clone();
+    wide[1] += 1;
+    refused(wide, "section 17");
+    // Cut inside the last set.
+    refused(section[..section.len() - 1].to_vec(), "section 17");
+    // The last set dropped: the states that name it name a set past the
+    // count.
+    let mut fewer = section[..2 + (m - 1) * w].to_vec();
+    fewer[0] = m as u32 - 1;
+    refused(fewer, "loop set of state");
 }

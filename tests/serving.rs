@@ -432,3 +432,41 @@ fn looping_states_serve_copies_or_short_lists() {
     assert!(hot > 0, "no looping state in the weather grammar");
     assert!(cold_long > 0, "no long list left where memory is kept");
 }
+
+/// LOOPS lists exactly the tokens whose bytes lead a state back to
+/// itself: for every state with a set, each token is in it exactly when
+/// its walk ends where it began; every other state with a mask has no
+/// such token (none was dropped here). (The oracles check that
+/// `accept_token`, which trusts the sets, agrees with the DFA.)
+#[test]
+fn loop_sets_are_the_tokens_that_lead_back() {
+    let path = format!(
+        "{}/../grammars/examples/weather.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    for format in [None, Some("hermes"), Some("qwen3-coder"), Some("json")] {
+        let bytes = payload("weather.json", &text, format);
+        let g = SharedGrammar::from_bytes(&bytes).unwrap();
+        let g = g.grammar();
+        let mut listed = 0;
+        let mut words = vec![0u32; g.mask_words()];
+        for s in 1..g.state_count() as u32 {
+            let has_set = g.loop_count(s) > 0;
+            let served = g.distance(s).is_some()
+                && g.mask_id(s)
+                    .is_some_and(|id| g.fill_mask_by_id(id, &mut words))
+                && words.iter().any(|&w| w != 0);
+            for t in 0..g.token_count() as u32 {
+                let back = g.token_bytes(t).and_then(|b| g.walk(s, b)) == Some(s);
+                if has_set {
+                    assert_eq!(g.loops_back(s, t), back, "{format:?}: state {s}, token {t}");
+                } else if served && back {
+                    panic!("{format:?}: token {t} leads state {s} back, and it has no set");
+                }
+                listed += (has_set && back) as usize;
+            }
+        }
+        assert!(listed > 0, "{format:?}: some state loops");
+    }
+}

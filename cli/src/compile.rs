@@ -441,6 +441,15 @@ fn print_summary(
         r.token_edges,
         r.token_dead
     );
+    let (looping, sets, dropped) = r.loops;
+    println!(
+        "  loops          {looping} states take the tokens that lead back to them without a walk ({sets} shared sets){}",
+        if dropped > 0 {
+            format!("; {dropped} more loop but walk (past the sets a payload stores)")
+        } else {
+            String::new()
+        }
+    );
     println!(
         "  budget tiers   {} states have {} tiers below their full mask (at most {} tiers per state){}",
         r.tiered_states,

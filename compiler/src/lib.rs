@@ -161,6 +161,10 @@ pub struct Report {
     pub token_dead: usize,
     /// Distinct token transitions between states.
     pub token_edges: usize,
+    /// States with a loop set (LOOPS: tokens taken without a walk), the
+    /// distinct sets stored, and the states that loop but got no set
+    /// (past the most a payload stores).
+    pub loops: (usize, usize, usize),
     /// States with budget tiers below their unbudgeted mask, and the number
     /// of such tiers.
     pub tiered_states: usize,
@@ -426,6 +430,11 @@ fn compile_machine(
         min_tokens,
         token_dead: masks.token_dead,
         token_edges: masks.edges,
+        loops: (
+            masks.state_loop.iter().filter(|&&v| v != 0).count(),
+            masks.loop_sets.len(),
+            masks.loops_dropped,
+        ),
         tiered_states,
         lower_tiers: masks.tiers.len(),
         max_tiers,

@@ -409,6 +409,20 @@ impl<'a> Grammar<'a> {
         self.p.stop_tokens.runs_past(state, token)
     }
 
+    /// Whether `token`'s bytes lead from `state` back to `state`, as the
+    /// compiler listed it (LOOPS): a matcher takes such a token without
+    /// walking its bytes. False where the artifact lists nothing for the
+    /// state (a token may still loop: walk it to know).
+    #[inline]
+    pub fn loops_back(&self, state: u32, token: u32) -> bool {
+        self.p.loops.contains(self.p.dfa.loop_set(state), token)
+    }
+
+    /// How many tokens LOOPS lists as leading from `state` back to it.
+    pub fn loop_count(&self, state: u32) -> usize {
+        self.p.loops.count(self.p.dfa.loop_set(state))
+    }
+
     /// Whether walking `bytes` from `state` passes a state that ends a
     /// call with bytes still to read (text the engine inserts, which no
     /// list holds).

@@ -313,8 +313,15 @@ impl<G: GrammarHandle> MatcherOf<G> {
             return false;
         }
         let view = self.view(&g);
-        let Some(next) = g.walk_for(view.as_ref(), self.state, bytes) else {
-            return false;
+        // A token listed as leading back here needs no walk (LOOPS); a
+        // one-tool matcher walks, since its view checks every byte's move.
+        let next = if view.is_none() && g.loops_back(self.state, token) {
+            self.state
+        } else {
+            match g.walk_for(view.as_ref(), self.state, bytes) {
+                Some(next) => next,
+                None => return false,
+            }
         };
         // Token-level liveness, and the budget: the rest must fit.
         let after = if self.left == UNBOUNDED {

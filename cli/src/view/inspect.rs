@@ -20,7 +20,7 @@ pub struct Source<'a> {
     pub payload: &'a [u8],
 }
 
-const SECTIONS: [&str; 16] = [
+const SECTIONS: [&str; 17] = [
     "BYTE_CLASSES",
     "TRANSITIONS",
     "STATES",
@@ -37,13 +37,14 @@ const SECTIONS: [&str; 16] = [
     "TIERS",
     "TOOLS",
     "STOP_TOKENS",
+    "LOOPS",
 ];
 
 /// What each section holds, in a few words.
-const SECTION_WHAT: [&str; 16] = [
+const SECTION_WHAT: [&str; 17] = [
     "byte -> class, row shapes",
     "per state a row: its shape, its targets",
-    "flags (accepting, ends a call, stop gate) and mask id per state",
+    "flags (accepting, ends a call, stop gate), loop set and mask id per state",
     "kind, offset and length per mask",
     "the masks' words",
     "end-of-sequence ids",
@@ -57,6 +58,7 @@ const SECTION_WHAT: [&str; 16] = [
     "budget tier lists",
     "one-tool matchers: names, name colours, gates, per-tool distances",
     "per stop gate, the tokens that run past a call's end",
+    "the sets of tokens that lead a state back to itself",
 ];
 
 fn word(payload: &[u8], i: usize) -> u32 {
@@ -195,6 +197,13 @@ fn counts(o: &mut String, v: &View<'_>) {
         o,
         "budget tiers  {} states have a smaller mask for a small budget",
         thousands(tiered as u64)
+    );
+    let looping = (1..n as u32).filter(|&s| g.loop_count(s) > 0).count();
+    let _ = writeln!(
+        o,
+        "loops         {} states take the tokens that lead back to them without a walk ({} shared sets)",
+        thousands(looping as u64),
+        g.payload().loops.set_count()
     );
 }
 
@@ -389,6 +398,14 @@ pub fn state(v: &View<'_>, state: u32, left: Option<u32>) -> Result<String, Erro
         let _ = writeln!(
             o,
             "    (a complete output from here takes at least {d} more tokens)"
+        );
+    }
+    let loops = g.loop_count(state);
+    if loops > 0 {
+        let _ = writeln!(
+            o,
+            "  loops: {} of them lead back here (taken without a walk)",
+            thousands(loops as u64)
         );
     }
     let forced = v.forced(state);

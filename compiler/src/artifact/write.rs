@@ -13,8 +13,8 @@
 //! states, which serve most steps and where a list must be about as fast.
 
 use tooldec_runtime::codec::{
-    BudgetBuilder, Dfa as DfaSection, EntriesBuilder, Header, MasksBuilder, Payload, StateFlags,
-    StopTokensBuilder, TokensBuilder, ToolsBuilder, WriteError,
+    BudgetBuilder, Dfa as DfaSection, EntriesBuilder, Header, LoopsBuilder, MasksBuilder, Payload,
+    StateFlags, StopTokensBuilder, TokensBuilder, ToolsBuilder, WriteError,
 };
 use tooldec_runtime::layout::{self, kind};
 
@@ -122,6 +122,7 @@ pub fn payload(input: &Input<'_>) -> Result<(Vec<u8>, MaskForms), Error> {
             .map(ToolsBuilder::tools)
             .unwrap_or_default(),
         stop_tokens: s.stop_tokens.stop_tokens(),
+        loops: s.loops.loops(),
     };
     let bytes = payload.to_bytes().map_err(limit)?;
     Ok((bytes, s.forms))
@@ -136,6 +137,7 @@ struct Sections {
     budget: BudgetBuilder,
     tools: Option<ToolsBuilder>,
     stop_tokens: StopTokensBuilder,
+    loops: LoopsBuilder,
 }
 
 /// Builds every section but the moves.
@@ -171,6 +173,7 @@ fn sections(input: &Input<'_>) -> Result<Sections, Error> {
             accepting: dfa.accept[s],
             ends_call: flag(call_end),
             stop_gate: flag(&gate),
+            loop_set: crossed.state_loop[s],
         };
         (flags, crossed.state_mask[s])
     }));
@@ -197,6 +200,7 @@ fn sections(input: &Input<'_>) -> Result<Sections, Error> {
         budget,
         tools,
         stop_tokens: StopTokensBuilder::new(stop_gates),
+        loops: LoopsBuilder::new(&crossed.loop_sets, crossed.mask_words),
     })
 }
 

@@ -70,6 +70,11 @@ impl<'w> Building<'w> {
         }
     }
 
+    /// Whether it allows nothing.
+    pub fn is_empty(&self) -> bool {
+        self.used.is_empty() && self.bases.is_empty()
+    }
+
     /// Allows nothing again.
     pub fn clear(&mut self) {
         for &i in &self.used {

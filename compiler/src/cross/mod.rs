@@ -168,6 +168,15 @@ pub struct Masks {
     pub nodes_visited: usize,
     /// The TOOLS section's tables (`None` without tool-name colours).
     pub tools: Option<ToolTables>,
+    /// Per state: its loop set's number + 1, 0 for none (LOOPS: the tokens
+    /// that lead it back to itself).
+    pub state_loop: Vec<u32>,
+    /// The distinct loop sets, dense, in order of first use, at most
+    /// [`tooldec_runtime::codec::loops::MAX_SETS`].
+    pub loop_sets: Vec<Vec<u32>>,
+    /// States that loop on some token but were given no set: theirs was
+    /// past the most a payload stores.
+    pub loops_dropped: usize,
 }
 
 pub use tooldec_runtime::layout::NO_DISTANCE;
@@ -258,13 +267,21 @@ struct Tiered {
     /// Per state `(top, top_tier, end of its lower tiers in `lower`)`.
     states: Vec<(u32, u32, u32)>,
     lower: Vec<(u32, u32)>,
+    /// Per state its loop set, an id of the thread's loop [`MaskSet`]
+    /// ([`NO_LOOP`]: no token leads it back to itself).
+    loops: Vec<u32>,
 }
 
+/// [`Tiered::loops`] of a state no token leads back to itself.
+const NO_LOOP: u32 = u32::MAX;
+
 impl Tiered {
-    /// Adds a state with top mask `top` at `top_tier`; its lower tiers are
-    /// what was pushed onto `lower` since the state before.
-    fn push(&mut self, top: u32, top_tier: u32) {
+    /// Adds a state with top mask `top` at `top_tier` and loop set
+    /// `lp`; its lower tiers are what was pushed onto `lower` since the
+    /// state before.
+    fn push(&mut self, top: u32, top_tier: u32, lp: u32) {
         self.states.push((top, top_tier, self.lower.len() as u32));
+        self.loops.push(lp);
     }
 
     /// Per state `(top, top_tier, lower tiers)`.
@@ -339,7 +356,9 @@ pub fn masks(
     crate::heap::give_back(n * PASS_SCRATCH_PER_STATE);
     let (blocks, tierers) = cross.tiered_masks(&succ, &distance, vocab, mask_words, threads)?;
     let tier_visits: usize = tierers.iter().map(|w| w.visited).sum();
-    let sets: Vec<MaskSet> = tierers.into_iter().map(|w| w.set).collect();
+    let (sets, mut loop_sets): (Vec<MaskSet>, Vec<MaskSet>) =
+        tierers.into_iter().map(|w| (w.set, w.loops)).unzip();
+    let loops = number_loops(n, &blocks, &mut loop_sets, mask_words);
     let numbered = number_masks(dfa.n_states(), blocks, sets);
     Ok(Masks {
         masks: numbered.masks,
@@ -354,6 +373,9 @@ pub fn masks(
         trie_nodes: trie.nodes(),
         nodes_visited: edge_visits + tier_visits,
         tools,
+        state_loop: loops.per_state,
+        loop_sets: loops.sets,
+        loops_dropped: loops.dropped,
     })
 }
 
@@ -422,6 +444,11 @@ impl crate::automaton::dfa::Moves for Watch<'_> {
 struct Tiers<'w> {
     set: MaskSet,
     memo: Memo<'w>,
+    /// The distinct loop sets (the tokens that lead a state back to
+    /// itself), their memo and the one being built.
+    loops: MaskSet,
+    loop_memo: Memo<'w>,
+    looping: Building<'w>,
     stack: Vec<u32>,
     bufs: Vec<Building<'w>>,
     ks: Vec<u32>,
@@ -626,10 +653,16 @@ impl<'a> Cross<'a> {
         par_blocks(
             self.dfa.n_states(),
             threads,
-            |w: &Tiers| held + (w.set.bytes() + w.memo.bytes()) * threads.max(1),
+            |w: &Tiers| {
+                let own = w.set.bytes() + w.memo.bytes() + w.loops.bytes() + w.loop_memo.bytes();
+                held + own * threads.max(1)
+            },
             || Tiers {
                 set: MaskSet::default(),
                 memo: Memo::new(),
+                loops: MaskSet::default(),
+                loop_memo: Memo::new(),
+                looping: Building::new(mask_words),
                 stack: Vec::new(),
                 bufs: Vec::new(),
                 ks: Vec::new(),
@@ -644,7 +677,7 @@ impl<'a> Cross<'a> {
                         let empty = *w
                             .empty
                             .get_or_insert_with(|| w.set.id(&mut Building::new(mask_words)));
-                        out.push(empty, 0);
+                        out.push(empty, 0, NO_LOOP);
                         continue;
                     }
                     self.tier_state(s, succ.of(s), distance, vocab, mask_words, w, &mut out);
@@ -682,12 +715,14 @@ impl<'a> Cross<'a> {
         for b in &mut w.bufs[..tiers] {
             b.clear();
         }
+        w.looping.clear();
         {
             let Tiers {
                 stack,
                 bufs,
                 ks,
                 visited,
+                looping,
                 ..
             } = w;
             *visited += self.walk(s as u32, stack, |next, found| {
@@ -696,9 +731,14 @@ impl<'a> Cross<'a> {
                     return;
                 }
                 let buf = &mut bufs[ks.partition_point(|&k| k < d)];
-                match found {
-                    Found::Ids(toks) => toks.iter().for_each(|&t| buf.set(t)),
-                    Found::Inside(toks) => buf.set_all(toks),
+                for b in [Some(buf), (next as usize == s).then_some(&mut *looping)]
+                    .into_iter()
+                    .flatten()
+                {
+                    match found {
+                        Found::Ids(toks) => toks.iter().for_each(|&t| b.set(t)),
+                        Found::Inside(toks) => b.set_all(toks),
+                    }
                 }
             });
         }
@@ -718,7 +758,12 @@ impl<'a> Cross<'a> {
                 .push((w.ks[i], w.memo.id(&mut w.set, &mut w.bufs[i])));
         }
         let top = w.memo.id(&mut w.set, &mut w.bufs[tiers - 1]);
-        out.push(top, w.ks.last().copied().unwrap_or(0));
+        let lp = if w.looping.is_empty() {
+            NO_LOOP
+        } else {
+            w.loop_memo.id(&mut w.loops, &mut w.looping)
+        };
+        out.push(top, w.ks.last().copied().unwrap_or(0), lp);
     }
 }
 
@@ -1255,59 +1300,125 @@ struct Numbered {
 /// tiers), so the ids do not depend on which thread took which block.
 /// Takes the blocks by value, each freed once numbered.
 fn number_masks(n: usize, blocks: Vec<(usize, Tiered)>, mut sets: Vec<MaskSet>) -> Numbered {
-    // Per thread, per local id, its global id (`u32::MAX`: not yet): two
-    // lookups per state, a hash map's SipHash was most of this loop.
-    let mut global: Vec<Vec<u32>> = sets.iter().map(|m| vec![u32::MAX; m.list.len()]).collect();
-    let mut order: Vec<(usize, u32)> = Vec::new();
+    let mut ids = Numbering::new(&sets);
     let mut state_mask = Vec::with_capacity(n);
     let mut top_tier = Vec::with_capacity(n);
     let mut tier_index = Vec::with_capacity(n + 1);
     let mut tiers = Vec::new();
-    {
-        // Equal masks of different threads must get one id: look them up by
-        // content across threads (by the hash each thread already has).
-        let mut by_hash: crate::automaton::dfa::WordMap<u64, Vec<u32>> = Default::default();
-        let mut number = |k: usize, local: u32| -> u32 {
-            let known = global[k][local as usize];
-            if known != u32::MAX {
-                return known;
-            }
-            let mask = sets[k].list[local as usize].as_slice();
-            let ids = by_hash.entry(sets[k].hashes[local as usize]).or_default();
-            let same = ids.iter().copied().find(|&id| {
-                let (kk, ll) = order[id as usize];
-                sets[kk].list[ll as usize] == mask
-            });
-            let id = same.unwrap_or_else(|| {
-                order.push((k, local));
-                ids.push(order.len() as u32 - 1);
-                order.len() as u32 - 1
-            });
-            global[k][local as usize] = id;
-            id
-        };
-        for (k, block) in blocks {
-            for (top, tier, lower) in block.iter() {
-                tier_index.push(tiers.len() as u32);
-                state_mask.push(number(k, top));
-                top_tier.push(tier);
-                for &(kk, local) in lower {
-                    tiers.push((kk, number(k, local)));
-                }
+    for (k, block) in blocks {
+        for (top, tier, lower) in block.iter() {
+            tier_index.push(tiers.len() as u32);
+            state_mask.push(ids.number(&sets, k, top));
+            top_tier.push(tier);
+            for &(kk, local) in lower {
+                tiers.push((kk, ids.number(&sets, k, local)));
             }
         }
-        tier_index.push(tiers.len() as u32);
     }
-    let masks = order
-        .iter()
-        .map(|&(k, l)| std::mem::take(&mut sets[k].list[l as usize]))
-        .collect();
+    tier_index.push(tiers.len() as u32);
     Numbered {
-        masks,
+        masks: ids.take(&mut sets),
         state_mask,
         top_tier,
         tier_index,
         tiers,
+    }
+}
+
+/// Global ids for the threads' distinct masks: equal masks of different
+/// threads get one id, numbered in the order [`Numbering::number`] first
+/// meets them, so the ids depend on the states' order alone.
+struct Numbering {
+    /// Per thread, per local id, its global id (`u32::MAX`: not yet): two
+    /// lookups per state, a hash map's SipHash was most of this loop.
+    global: Vec<Vec<u32>>,
+    /// Per global id, the thread and local id of its mask.
+    order: Vec<(usize, u32)>,
+    /// Global ids by the hash each thread already has.
+    by_hash: crate::automaton::dfa::WordMap<u64, Vec<u32>>,
+}
+
+impl Numbering {
+    fn new(sets: &[MaskSet]) -> Numbering {
+        Numbering {
+            global: sets.iter().map(|m| vec![u32::MAX; m.list.len()]).collect(),
+            order: Vec::new(),
+            by_hash: Default::default(),
+        }
+    }
+
+    /// The global id of thread `k`'s mask `local`.
+    fn number(&mut self, sets: &[MaskSet], k: usize, local: u32) -> u32 {
+        let known = self.global[k][local as usize];
+        if known != u32::MAX {
+            return known;
+        }
+        let mask = sets[k].list[local as usize].as_slice();
+        let ids = self
+            .by_hash
+            .entry(sets[k].hashes[local as usize])
+            .or_default();
+        let order = &mut self.order;
+        let same = ids.iter().copied().find(|&id| {
+            let (kk, ll) = order[id as usize];
+            sets[kk].list[ll as usize] == mask
+        });
+        let id = same.unwrap_or_else(|| {
+            order.push((k, local));
+            ids.push(order.len() as u32 - 1);
+            order.len() as u32 - 1
+        });
+        self.global[k][local as usize] = id;
+        id
+    }
+
+    /// The masks in global id order, as their nonzero words.
+    fn take(self, sets: &mut [MaskSet]) -> Vec<Vec<(u32, u32)>> {
+        self.order
+            .iter()
+            .map(|&(k, l)| std::mem::take(&mut sets[k].list[l as usize]))
+            .collect()
+    }
+}
+
+/// LOOPS' tables: per state its set + 1 (0: none), the sets dense.
+struct Loops {
+    per_state: Vec<u32>,
+    sets: Vec<Vec<u32>>,
+    /// States whose set was past [`MAX_SETS`](tooldec_runtime::codec::loops::MAX_SETS).
+    dropped: usize,
+}
+
+/// Numbers the threads' loop sets in state order and keeps the first
+/// [`MAX_SETS`](tooldec_runtime::codec::loops::MAX_SETS): a state whose
+/// set comes later gets none, and its tokens are walked as before.
+fn number_loops(n: usize, blocks: &[(usize, Tiered)], sets: &mut [MaskSet], words: usize) -> Loops {
+    use tooldec_runtime::codec::loops::MAX_SETS;
+    let mut ids = Numbering::new(sets);
+    let mut per_state = Vec::with_capacity(n);
+    let mut dropped = 0;
+    for (k, block) in blocks {
+        for &local in &block.loops {
+            let id = (local != NO_LOOP).then(|| ids.number(sets, *k, local));
+            per_state.push(match id {
+                Some(id) if (id as usize) < MAX_SETS => id + 1,
+                Some(_) => {
+                    dropped += 1;
+                    0
+                }
+                None => 0,
+            });
+        }
+    }
+    let sets = ids.take(sets);
+    Loops {
+        per_state,
+        sets: sets
+            .iter()
+            .take(MAX_SETS)
+            .map(|nz| dense(nz, words))
+            .collect(),
+        dropped,
     }
 }
 

@@ -27,7 +27,12 @@ pub struct StateFlags {
     pub ends_call: bool,
     /// A token from it can run past a call's end.
     pub stop_gate: bool,
+    /// Its loop set's number + 1 in LOOPS (0: none).
+    pub loop_set: u32,
 }
+
+/// The STATES flag bits below a state's loop set number.
+const FLAG_BITS: u32 = 3;
 
 /// The DFA over bytes: each byte's class, the transitions as rows of a
 /// shared shape and their targets ([`layout::shape`]) and per state its
@@ -176,12 +181,15 @@ impl<'a> Dfa<'a> {
                 flags.len() as u64,
             ));
         }
-        if !matches!(flags.split(), 1 | 3) {
+        // The loop set numbers after the three flag bits: at most
+        // `loops::MAX_SETS`, 7 bits.
+        if !matches!(flags.split(), 1 | 3..=10) {
             return Err(Error::section(
                 sec::STATES,
-                "has flags of neither one bit (accepting) nor three (accepting, ends a call, stop gate)",
+                "has flags of neither one bit (accepting) nor three (accepting, ends a call, stop gate) and a loop set number",
             ));
         }
+        let n_sets = super::loops::Loops::set_count_in(src.words(sec::LOOPS, None)?);
         let heads = [rows.head(), targets.head(), flags.head()];
         let dfa = Dfa::with_heads(classes, shapes, n_classes, transitions, states, heads);
         if let Some(t) = (0..n_classes)
@@ -208,6 +216,14 @@ impl<'a> Dfa<'a> {
                     i as u64,
                     mask as u64,
                     c.n_masks as u64,
+                ));
+            }
+            if (bits >> FLAG_BITS) as usize > n_sets {
+                return Err(Error::range(
+                    "loop set of state (number + 1)",
+                    i as u64,
+                    (bits >> FLAG_BITS) as u64,
+                    n_sets as u64 + 1,
                 ));
             }
         }
@@ -287,6 +303,13 @@ impl<'a> Dfa<'a> {
         self.flags.pair(state as usize).0 & STATE_STOP_GATE != 0
     }
 
+    /// The number + 1 of `state`'s loop set in LOOPS (0: none, or out of
+    /// range).
+    #[inline]
+    pub(crate) fn loop_set(&self, state: u32) -> u32 {
+        self.flags.pair(state as usize).0 >> FLAG_BITS
+    }
+
     /// The mask id `state` serves without a budget.
     #[inline]
     pub(crate) fn mask_id(&self, state: u32) -> Option<u32> {
@@ -317,12 +340,17 @@ impl<'a> Dfa<'a> {
 
     /// STATES for states `(flags, mask id)`: flags of one bit when no
     /// state ends a call (every artifact without an entry that stops after
-    /// its first call), three otherwise.
+    /// its first call) or has a loop set, three when some state ends a
+    /// call, and three and the loop set numbers' width when some state has
+    /// one.
     #[cfg(feature = "std")]
     pub fn states_section(states: impl Iterator<Item = (StateFlags, u32)>) -> std::vec::Vec<u8> {
         let states: std::vec::Vec<(StateFlags, u32)> = states.collect();
-        let split = if states.iter().any(|s| s.0.ends_call) {
-            3
+        let widest = states.iter().map(|s| s.0.loop_set).max().unwrap_or(0);
+        let split = if widest > 0 {
+            FLAG_BITS + column::bits(widest as u64)
+        } else if states.iter().any(|s| s.0.ends_call) {
+            FLAG_BITS
         } else {
             1
         };
@@ -332,7 +360,8 @@ impl<'a> Dfa<'a> {
                 let bit = |on: bool, b: u32| if on { b } else { 0 };
                 let bits = bit(f.accepting, STATE_ACCEPTS)
                     | bit(f.ends_call, STATE_ENDS_CALL)
-                    | bit(f.stop_gate, STATE_STOP_GATE);
+                    | bit(f.stop_gate, STATE_STOP_GATE)
+                    | f.loop_set << FLAG_BITS;
                 column::join(bits & ((1 << split) - 1), mask, split)
             })
             .collect();
@@ -631,6 +660,7 @@ mod tests {
             accepting: s % 3 == 1,
             ends_call: s == 4,
             stop_gate: s == 3,
+            loop_set: (s % 5 == 2) as u32 * (1 + s as u32 % 3),
         };
         let states = Dfa::states_section((0..n).map(|s| (flags(s), s as u32)));
         let transitions = rows.section(nc as u32, n);
@@ -642,6 +672,7 @@ mod tests {
             assert_eq!(dfa.is_accepting(s as u32), s % 3 == 1);
             assert_eq!(dfa.ends_call(s as u32), s == 4);
             assert_eq!(dfa.stop_gate(s as u32), s == 3);
+            assert_eq!(dfa.loop_set(s as u32), flags(s).loop_set);
             for k in 0..nc {
                 assert_eq!(
                     dfa.step(s as u32, k as u32),

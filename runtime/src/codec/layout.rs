@@ -25,8 +25,9 @@ pub const ENDIAN_CHECK: u32 = 0x0102_FEFF;
 /// DISTANCE as columns of the width their values need; 8: entries that
 /// stop after their first call, [`ENTRY_STOPS`] and STATES' call-end bit;
 /// 9: the default entry may stop after its first call, STOP_TOKENS lists
-/// each stop gate's tokens).
-pub const VERSION: u32 = 9;
+/// each stop gate's tokens; 10: LOOPS, the tokens that lead a state back
+/// to itself).
+pub const VERSION: u32 = 10;
 
 /// The bit of an ENTRIES state word that says the entry stops after its
 /// first call: its matcher walks the states from that state on, and at a
@@ -130,11 +131,15 @@ pub mod sec {
     /// (`codec::stop_tokens` describes the words). Optional: a payload
     /// whose table stops before it has none.
     pub const STOP_TOKENS: u32 = 16;
+    /// Per state, the tokens whose bytes lead from it back to it, as
+    /// shared bitsets (`codec::loops` describes the bytes). Optional: a
+    /// payload whose table stops before it has none.
+    pub const LOOPS: u32 = 17;
 }
 /// Entries in the section table that this runtime writes.
-pub const SECTION_COUNT: usize = 16;
+pub const SECTION_COUNT: usize = 17;
 /// The fewest entries a section table may have: payloads written before
-/// the optional TOOLS and STOP_TOKENS sections stop at TIERS.
+/// the optional TOOLS, STOP_TOKENS and LOOPS sections stop at TIERS.
 pub const MIN_SECTION_COUNT: usize = 14;
 
 /// The first word of the head pair before each list in TIERS (no tier's

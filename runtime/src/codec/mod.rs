@@ -15,6 +15,7 @@
 //! | [`Budget`] | DISTANCE, TIER_INDEX, TIERS | token distances and budget tiers |
 //! | [`Tools`] | TOOLS (optional) | one-tool matchers: tool names, name colours, gates, per-tool distances |
 //! | [`StopTokens`] | STOP_TOKENS (optional) | per stop gate, the tokens that run past a call's end |
+//! | [`Loops`] | LOOPS (optional) | per state, the tokens that lead it back to itself |
 //!
 //! Reading is zero-copy and allocation-free: each type is a set of slices
 //! of the caller's buffer. Writing (the `std` feature) takes the same
@@ -52,7 +53,8 @@
 //!    state, each row's shape in range and its targets inside the target
 //!    column, live states below the state count; the dead state without
 //!    moves; STATES exactly one column of a value per state, mask ids below
-//!    the mask count, the dead state not accepting.
+//!    the mask count, loop set numbers at most LOOPS' set count, the dead
+//!    state without flags.
 //! 4. **[`Masks`]**: each mask inside MASK_DATA; dense masks of the exact
 //!    width with no bit at or past the token count; lists strictly
 //!    ascending below the token count; a delta's base in range and not a
@@ -77,6 +79,13 @@
 //!    tool count, its live total right; the states' column whole, a value
 //!    per state, each colour in range, the dead state uncoloured; each
 //!    distance row inside the distance data.
+//! 10. **[`StopTokens`]** (when not empty): the gates ascending and below
+//!     the state count, their lists in range, each list's tokens ascending
+//!     and below the token count.
+//! 11. **[`Loops`]** (when not empty): at most [`loops::MAX_SETS`] sets of
+//!     the masks' width filling the section exactly, with no token at or
+//!     past the token count. (STATES' loop set numbers were checked
+//!     against its set count in step 3.)
 //!
 //! A word section's length (a whole number of words, and the count the
 //! header gives) is checked when that section is reached. After step 8,
@@ -92,6 +101,7 @@ mod entries;
 pub mod envelope;
 mod header;
 pub mod layout;
+pub mod loops;
 mod masks;
 pub(crate) mod meta;
 pub mod stop_tokens;
@@ -104,6 +114,7 @@ pub use dfa::Rows;
 pub use dfa::{Dfa, Row};
 pub use entries::Entries;
 pub use header::Header;
+pub use loops::Loops;
 pub(crate) use masks::set_words;
 pub use masks::Masks;
 pub use stop_tokens::StopTokens;
@@ -111,8 +122,9 @@ pub use tokens::Tokens;
 pub use tools::Tools;
 #[cfg(feature = "std")]
 pub use {
-    budget::BudgetBuilder, dfa::StateFlags, entries::EntriesBuilder, masks::MasksBuilder,
-    stop_tokens::StopTokensBuilder, tokens::TokensBuilder, tools::ToolsBuilder,
+    budget::BudgetBuilder, dfa::StateFlags, entries::EntriesBuilder, loops::LoopsBuilder,
+    masks::MasksBuilder, stop_tokens::StopTokensBuilder, tokens::TokensBuilder,
+    tools::ToolsBuilder,
 };
 
 use header::{Counts, Span, Table};
@@ -143,6 +155,9 @@ pub struct Payload<'a> {
     /// Per stop gate, the tokens that run past a call's end (empty when
     /// there are none).
     pub stop_tokens: StopTokens<'a>,
+    /// Per state, the tokens that lead it back to itself (empty when no
+    /// state has a set).
+    pub loops: Loops<'a>,
 }
 
 /// What validation learned about a payload, enough to view it again in
@@ -310,16 +325,16 @@ fn front_checks<'a>(src: &Source<'a>, header: &Header, c: &Counts) -> Result<Fro
     ))
 }
 
-/// Steps 8 to 10: the budget tables, TOOLS and STOP_TOKENS.
-fn back_checks<'a>(
-    src: &Source<'a>,
-    header: &Header,
-    c: &Counts,
-) -> Result<(Budget<'a>, Tools<'a>, StopTokens<'a>), Error> {
+/// The sections steps 8 to 11 check.
+type Back<'a> = (Budget<'a>, Tools<'a>, StopTokens<'a>, Loops<'a>);
+
+/// Steps 8 to 11: the budget tables, TOOLS, STOP_TOKENS and LOOPS.
+fn back_checks<'a>(src: &Source<'a>, header: &Header, c: &Counts) -> Result<Back<'a>, Error> {
     Ok((
         Budget::read(src, header.start, header.max_tokens, c)?,
         Tools::read(src, c)?,
         StopTokens::read(src, c)?,
+        Loops::read(src, header.mask_width, c)?,
     ))
 }
 
@@ -327,7 +342,7 @@ fn back_checks<'a>(
 fn assemble<'a>(
     header: Header,
     (dfa, masks, tokens, meta, entries): Front<'a>,
-    (budget, tools, stop_tokens): (Budget<'a>, Tools<'a>, StopTokens<'a>),
+    (budget, tools, stop_tokens, loops): Back<'a>,
     table: &Table,
 ) -> (Payload<'a>, Index) {
     let payload = Payload {
@@ -340,6 +355,7 @@ fn assemble<'a>(
         budget,
         tools,
         stop_tokens,
+        loops,
     };
     let mut ranges = [(0, 0); layout::SECTION_COUNT];
     for (i, r) in ranges.iter_mut().enumerate() {
@@ -434,6 +450,9 @@ impl<'a> Payload<'a> {
             },
             stop_tokens: StopTokens {
                 words: w(sec::STOP_TOKENS),
+            },
+            loops: Loops {
+                words: w(sec::LOOPS),
             },
         }
     }
@@ -542,6 +561,7 @@ impl Payload<'_> {
         self.budget.write(&mut w);
         self.tools.write(&mut w);
         self.stop_tokens.write(&mut w);
+        self.loops.write(&mut w);
         let (table, total) = Table::layout(w.lens);
         let total = u32::try_from(total).map_err(|_| WriteError::TooLarge(total as u64))?;
         let counts = Counts {
