@@ -26,7 +26,9 @@
 //!    so it serves the largest tier `<= r - 1`; the top tier `k_m` is the
 //!    unbudgeted mask. Tokens leading to states with no distance are in no
 //!    tier: token-level liveness. The number of tiers depends on the
-//!    grammar and the vocabulary, never on a budget.
+//!    grammar and the vocabulary, never on a budget. The tokens that lead
+//!    `s` back to itself are kept as well, as its loop set (LOOPS: the
+//!    matcher takes them without walking their bytes).
 //!
 //! States are split into blocks that threads take in turn; masks are
 //! deduplicated per thread and then numbered in state order, so the result
