@@ -431,9 +431,9 @@ fn compile_machine(
         token_dead: masks.token_dead,
         token_edges: masks.edges,
         loops: (
-            masks.state_loop.iter().filter(|&&v| v != 0).count(),
-            masks.loop_sets.len(),
-            masks.loops_dropped,
+            masks.loops.per_state.iter().filter(|&&v| v != 0).count(),
+            masks.loops.sets.len(),
+            masks.loops.dropped,
         ),
         tiered_states,
         lower_tiers: masks.tiers.len(),

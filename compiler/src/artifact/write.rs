@@ -173,7 +173,7 @@ fn sections(input: &Input<'_>) -> Result<Sections, Error> {
             accepting: dfa.accept[s],
             ends_call: flag(call_end),
             stop_gate: flag(&gate),
-            loop_set: crossed.state_loop[s],
+            loop_set: crossed.loops.per_state[s],
         };
         (flags, crossed.state_mask[s])
     }));
@@ -200,7 +200,7 @@ fn sections(input: &Input<'_>) -> Result<Sections, Error> {
         budget,
         tools,
         stop_tokens: StopTokensBuilder::new(stop_gates),
-        loops: LoopsBuilder::new(&crossed.loop_sets, crossed.mask_words),
+        loops: LoopsBuilder::new(&crossed.loops.sets, crossed.mask_words),
     })
 }
 

@@ -170,15 +170,8 @@ pub struct Masks {
     pub nodes_visited: usize,
     /// The TOOLS section's tables (`None` without tool-name colours).
     pub tools: Option<ToolTables>,
-    /// Per state: its loop set's number + 1, 0 for none (LOOPS: the tokens
-    /// that lead it back to itself).
-    pub state_loop: Vec<u32>,
-    /// The distinct loop sets, dense, in order of first use, at most
-    /// [`tooldec_runtime::codec::loops::MAX_SETS`].
-    pub loop_sets: Vec<Vec<u32>>,
-    /// States that loop on some token but were given no set: theirs was
-    /// past the most a payload stores.
-    pub loops_dropped: usize,
+    /// LOOPS: per state, the tokens that lead it back to itself.
+    pub loops: Loops,
 }
 
 pub use tooldec_runtime::layout::NO_DISTANCE;
@@ -375,9 +368,7 @@ pub fn masks(
         trie_nodes: trie.nodes(),
         nodes_visited: edge_visits + tier_visits,
         tools,
-        state_loop: loops.per_state,
-        loop_sets: loops.sets,
-        loops_dropped: loops.dropped,
+        loops,
     })
 }
 
@@ -1383,12 +1374,16 @@ impl Numbering {
     }
 }
 
-/// LOOPS' tables: per state its set + 1 (0: none), the sets dense.
-struct Loops {
-    per_state: Vec<u32>,
-    sets: Vec<Vec<u32>>,
-    /// States whose set was past [`MAX_SETS`](tooldec_runtime::codec::loops::MAX_SETS).
-    dropped: usize,
+/// LOOPS' tables: each state's loop set and the sets.
+pub struct Loops {
+    /// Per state its loop set's number + 1 (0: none).
+    pub per_state: Vec<u32>,
+    /// The distinct sets, dense, in order of first use, at most
+    /// [`MAX_SETS`](tooldec_runtime::codec::loops::MAX_SETS).
+    pub sets: Vec<Vec<u32>>,
+    /// States that loop on some token but were given no set: theirs was
+    /// past the most a payload stores.
+    pub dropped: usize,
 }
 
 /// Numbers the threads' loop sets in state order and keeps the first

@@ -75,20 +75,23 @@ impl<'a> Loops<'a> {
         Ok(())
     }
 
-    /// Whether set `set` (its number + 1, as STATES gives it; 0: none)
-    /// holds `token`.
+    /// The words of set `set` (its number + 1, as STATES gives it): empty
+    /// for 0 and out of range.
+    #[inline]
+    fn set(&self, set: u32) -> &'a [u32] {
+        let w = self.words.get(1).map_or(0, |&w| w as usize);
+        let Some(i) = (set as usize).checked_sub(1) else {
+            return &[];
+        };
+        let at = 2 + i * w;
+        self.words.get(at..at + w).unwrap_or_default()
+    }
+
+    /// Whether set `set` (its number + 1; 0: none) holds `token`.
     #[inline]
     pub fn contains(&self, set: u32, token: u32) -> bool {
-        let Some(&w) = self.words.get(1) else {
-            return false;
-        };
-        let word = token >> 5;
-        if set == 0 || word >= w {
-            return false;
-        }
-        let at = 2 + (set as usize - 1) * w as usize + word as usize;
-        self.words
-            .get(at)
+        self.set(set)
+            .get((token >> 5) as usize)
             .is_some_and(|&x| x >> (token & 31) & 1 == 1)
     }
 
@@ -99,14 +102,7 @@ impl<'a> Loops<'a> {
 
     /// How many tokens set `set` (its number + 1) holds.
     pub fn count(&self, set: u32) -> usize {
-        let w = self.words.get(1).map_or(0, |&w| w as usize);
-        if set == 0 {
-            return 0;
-        }
-        let at = 2 + (set as usize - 1) * w;
-        self.words
-            .get(at..at + w)
-            .map_or(0, |s| s.iter().map(|x| x.count_ones() as usize).sum())
+        self.set(set).iter().map(|x| x.count_ones() as usize).sum()
     }
 
     /// The section's words (nothing when no state has a set).
