@@ -380,13 +380,11 @@ fn compile_machine(
     progress(Progress::Start("write"));
     let t = Instant::now();
     let meta = Meta::of(set, vocab, opts, &machine).to_json_string();
-    let stop_gates = machine.stop_gates(&vocab::TokenText::new(vocab, &machine.specials));
-    let (payload, forms) = write::payload(&write::Input {
+    let input = write::Input {
         dfa,
         entries: &machine.entries,
         stops: &machine.stops,
         call_end: &machine.call_end,
-        stop_gates: &stop_gates,
         crossed: &masks,
         tokens: &prepared.tokens,
         vocab,
@@ -394,7 +392,21 @@ fn compile_machine(
         mask_width,
         max_tokens: opts.max_tokens,
         meta: &meta,
-    })?;
+    };
+    let stop_gates = || machine.stop_gates(&vocab::TokenText::new(vocab, &machine.specials));
+    // The gates are found beside the sections that do not read them.
+    let (payload, forms) = if threads > 1 {
+        std::thread::scope(|scope| {
+            let gates = scope.spawn(stop_gates);
+            write::payload(&input, || {
+                gates
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+        })?
+    } else {
+        write::payload(&input, stop_gates)?
+    };
     let payload_bytes = payload.len();
     let artifact = match opts.zstd_level {
         Some(level) => write::compress(&payload, level)?,

@@ -72,10 +72,6 @@ pub struct Input<'a> {
     pub stops: &'a [bool],
     /// Per state, whether it ends a call (empty: none does).
     pub call_end: &'a [bool],
-    /// The stop gates, ascending, each with the tokens that run past a
-    /// call's end from it
-    /// ([`crate::automaton::machine::Machine::stop_gates`]; empty: none).
-    pub stop_gates: &'a [(u32, Vec<u32>)],
     /// The masks, distances and tiers of the crossing.
     pub crossed: &'a Masks,
     /// Each token's bytes as the grammar reads them ([`token_table`]).
@@ -92,10 +88,22 @@ pub struct Input<'a> {
     pub meta: &'a str,
 }
 
-/// Builds the raw payload.
-pub fn payload(input: &Input<'_>) -> Result<(Vec<u8>, MaskForms), Error> {
+/// The stop gates, ascending, each with the tokens that run past a call's
+/// end from it ([`crate::automaton::machine::Machine::stop_gates`]; empty:
+/// none).
+pub type StopGates = Vec<(u32, Vec<u32>)>;
+
+/// Builds the raw payload. `stop_gates` is called once, after every
+/// section that does not read the gates is built: finding them reads only
+/// the machine, so a caller can find them on another thread meanwhile (at
+/// 10,000 tools each side is a few tenths of a second, and nothing else
+/// runs beside the writing).
+pub fn payload(
+    input: &Input<'_>,
+    stop_gates: impl FnOnce() -> StopGates,
+) -> Result<(Vec<u8>, MaskForms), Error> {
     let dfa = input.dfa;
-    let mut s = sections(input)?;
+    let mut s = sections(input, stop_gates)?;
     let transitions = dfa.rows().section(dfa.n_classes as u32, dfa.n_states());
     let payload = Payload {
         header: Header {
@@ -140,14 +148,12 @@ struct Sections {
     loops: LoopsBuilder,
 }
 
-/// Builds every section but the moves.
-fn sections(input: &Input<'_>) -> Result<Sections, Error> {
+/// Builds every section but the moves, those reading the stop gates last.
+fn sections(input: &Input<'_>, stop_gates: impl FnOnce() -> StopGates) -> Result<Sections, Error> {
     let Input {
         dfa,
         entries,
         stops,
-        call_end,
-        stop_gates,
         crossed,
         vocab,
         ..
@@ -155,28 +161,6 @@ fn sections(input: &Input<'_>) -> Result<Sections, Error> {
     let n_tokens = vocab.len() as u32;
     let hot = hot_masks(dfa, crossed);
     let (masks, forms) = mask_table(crossed, &hot, n_tokens).map_err(limit)?;
-
-    let mut gate = vec![
-        false;
-        if stop_gates.is_empty() {
-            0
-        } else {
-            dfa.n_states()
-        }
-    ];
-    for g in stop_gates {
-        gate[g.0 as usize] = true;
-    }
-    let states = DfaSection::states_section((0..dfa.n_states()).map(|s| {
-        let flag = |v: &[bool]| v.get(s).copied().unwrap_or(false);
-        let flags = StateFlags {
-            accepting: dfa.accept[s],
-            ends_call: flag(call_end),
-            stop_gate: flag(&gate),
-            loop_set: crossed.loops.per_state[s],
-        };
-        (flags, crossed.state_mask[s])
-    }));
     let mut entry_table = EntriesBuilder::new();
     for (k, (name, state)) in entries.iter().enumerate() {
         entry_table.push(name, *state, stops.get(k).copied().unwrap_or(false));
@@ -192,16 +176,49 @@ fn sections(input: &Input<'_>) -> Result<Sections, Error> {
         budget.push(dist, crossed.top_tier[s], &crossed.tiers[lo..hi]);
     }
     let tools = tools_section(crossed);
+    let loops = LoopsBuilder::new(&crossed.loops.sets, crossed.mask_words);
+    let stop_gates = stop_gates();
     Ok(Sections {
         masks,
         forms,
-        states,
+        states: states_section(input, &stop_gates),
         entry_table,
         budget,
         tools,
-        stop_tokens: StopTokensBuilder::new(stop_gates),
-        loops: LoopsBuilder::new(&crossed.loops.sets, crossed.mask_words),
+        stop_tokens: StopTokensBuilder::new(&stop_gates),
+        loops,
     })
+}
+
+/// STATES: per state its flags and full mask.
+fn states_section(input: &Input<'_>, stop_gates: &[(u32, Vec<u32>)]) -> Vec<u8> {
+    let Input {
+        dfa,
+        call_end,
+        crossed,
+        ..
+    } = *input;
+    let mut gate = vec![
+        false;
+        if stop_gates.is_empty() {
+            0
+        } else {
+            dfa.n_states()
+        }
+    ];
+    for g in stop_gates {
+        gate[g.0 as usize] = true;
+    }
+    DfaSection::states_section((0..dfa.n_states()).map(|s| {
+        let flag = |v: &[bool]| v.get(s).copied().unwrap_or(false);
+        let flags = StateFlags {
+            accepting: dfa.accept[s],
+            ends_call: flag(call_end),
+            stop_gate: flag(&gate),
+            loop_set: crossed.loops.per_state[s],
+        };
+        (flags, crossed.state_mask[s])
+    }))
 }
 
 /// The TOOLS section (one-tool matchers), when the crossing made its

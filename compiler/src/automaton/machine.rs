@@ -159,6 +159,9 @@ pub struct Front {
     /// The DFA of the subset construction by its live moves, neither
     /// trimmed nor minimized.
     pub dfa: sparse::SparseDfa,
+    /// Whether every state of the NFA can finish ([`nfa::Nfa::all_finish`]):
+    /// then every state of `dfa` can, and it needs no pruning.
+    finishes: bool,
     labels: region::Labels,
     colors: dfa::NameColors,
     regions: Vec<region::Region>,
@@ -268,6 +271,7 @@ impl LoweredNfa {
             mut phases,
         } = self;
         let t = timed("determinize", progress);
+        let finishes = nfa.all_finish();
         let (dfa, labels, colors) =
             match dfa::Dfa::determinize_named(&nfa, opts.max_states, crate::threads(opts)) {
                 Ok(dfa) => dfa,
@@ -297,6 +301,7 @@ impl LoweredNfa {
             std::sync::Arc::try_unwrap(nfa).map_or_else(|n| n.regions.clone(), |n| n.regions);
         Ok(Front {
             dfa,
+            finishes,
             labels,
             colors,
             regions,
@@ -356,6 +361,7 @@ impl Front {
     ) -> Result<(Machine, DfaStats, Phases), Error> {
         let Front {
             dfa: mut sparse,
+            finishes,
             labels,
             colors,
             regions,
@@ -367,7 +373,7 @@ impl Front {
             mut phases,
         } = self;
         let t = timed("minimize", progress);
-        if !sparse.prune() {
+        if !finishes && !sparse.prune() {
             return Err(Error::new(
                 ErrorKind::Grammar,
                 "the grammar accepts no output at all",
@@ -477,7 +483,9 @@ impl Machine {
     ///
     /// Such a token holds a byte into a state that ends a call followed by
     /// one out of it, so only tokens with such a pair are tried, and only
-    /// from the states within their length before a call's end.
+    /// from the states no farther before a call's end than the token's
+    /// last byte into one (at 10,000 tools, 250,000 states near an end and
+    /// 80 candidates: walking every pair was half of this search).
     pub fn stop_gates(&self, text: &crate::vocab::TokenText<'_>) -> Vec<(u32, Vec<u32>)> {
         let dfa = &self.dfa;
         let ends = &self.call_end;
@@ -485,31 +493,35 @@ impl Machine {
             return Vec::new();
         }
         let n = dfa.n_states();
+        // One pass over the moves (millions at scale): the classes into
+        // and out of a call's end, and each state's predecessor count.
         let mut into = vec![false; dfa.n_classes];
         let mut out = vec![false; dfa.n_classes];
-        for s in 0..n as u32 {
-            for (c, t) in dfa.moves(s) {
-                into[c] |= ends[t as usize];
-                out[c] |= ends[s as usize];
-            }
-        }
-        let class = |b: u8| dfa.classes[b as usize] as usize;
-        let tokens: Vec<(u32, &[u8])> = (0..text.len() as u32)
-            .filter_map(|t| Some((t, text.get(t)?)))
-            .filter(|(_, b)| b.windows(2).any(|w| into[class(w[0])] && out[class(w[1])]))
-            .collect();
-        let longest = tokens.iter().map(|t| t.1.len()).max().unwrap_or(0);
-        if tokens.is_empty() {
-            return Vec::new();
-        }
-        // The states within `longest - 1` bytes before a call's end, by a
-        // backward search over the moves' predecessor lists.
         let mut at = vec![0u32; n + 1];
         for s in 0..n as u32 {
-            for (_, t) in dfa.moves(s) {
+            let from_end = ends[s as usize];
+            for (c, t) in dfa.moves(s) {
+                into[c] |= ends[t as usize];
+                out[c] |= from_end;
                 at[t as usize + 1] += 1;
             }
         }
+        // The candidates, each with the last position inside it where a
+        // call's end can fall (after a byte into one).
+        let class = |b: u8| dfa.classes[b as usize] as usize;
+        let tokens: Vec<(u32, &[u8], usize)> = (0..text.len() as u32)
+            .filter_map(|t| Some((t, text.get(t)?)))
+            .filter(|(_, b)| b.windows(2).any(|w| into[class(w[0])] && out[class(w[1])]))
+            .map(|(t, b)| {
+                let reach = (1..b.len()).rev().find(|&i| into[class(b[i - 1])]);
+                (t, b, reach.expect("a candidate has a byte into an end"))
+            })
+            .collect();
+        let Some(farthest) = tokens.iter().map(|t| t.2).max() else {
+            return Vec::new();
+        };
+        // Each state's distance in bytes to a call's end, up to the
+        // farthest reach, by a backward search over predecessor lists.
         for i in 0..n {
             at[i + 1] += at[i];
         }
@@ -522,20 +534,24 @@ impl Machine {
             }
         }
         drop(fill);
-        let mut near = ends.clone();
+        let mut dist = vec![u32::MAX; n];
         let mut layer: Vec<u32> = (0..n as u32).filter(|&s| ends[s as usize]).collect();
-        for _ in 1..longest {
+        for &s in &layer {
+            dist[s as usize] = 0;
+        }
+        for d in 1..=farthest as u32 {
             let mut next = Vec::new();
             for &q in &layer {
                 for &p in &preds[at[q as usize] as usize..at[q as usize + 1] as usize] {
-                    if !near[p as usize] {
-                        near[p as usize] = true;
+                    if dist[p as usize] == u32::MAX {
+                        dist[p as usize] = d;
                         next.push(p);
                     }
                 }
             }
             layer = next;
         }
+        drop(preds);
         let runs_past = |s: u32, bytes: &[u8]| {
             let mut q = s;
             for (i, &b) in bytes.iter().enumerate() {
@@ -549,12 +565,16 @@ impl Machine {
             }
             false
         };
+        // A token runs past an end `i` bytes in only if `i` is at least
+        // the state's distance and at most the token's reach: most pairs
+        // are never walked.
         (0..n as u32)
-            .filter(|&s| near[s as usize])
+            .filter(|&s| dist[s as usize] != u32::MAX)
             .filter_map(|s| {
+                let d = dist[s as usize] as usize;
                 let past: Vec<u32> = tokens
                     .iter()
-                    .filter(|t| runs_past(s, t.1))
+                    .filter(|t| t.2 >= d && runs_past(s, t.1))
                     .map(|t| t.0)
                     .collect();
                 (!past.is_empty()).then_some((s, past))

@@ -180,6 +180,51 @@ impl Nfa {
         doubt
     }
 
+    /// Whether the accepting state is reachable from every state: then
+    /// every state of its subset construction but the dead one (a
+    /// nonempty set) can finish, and that DFA needs no pruning. Built
+    /// right to left, most states' moves lead to states built before them
+    /// (lower numbers), and a trie's nodes to states built after them, so
+    /// sweeps upwards and downwards in turn settle it in a few; a state
+    /// that cannot finish, or one that four sweeps leave unsettled,
+    /// answers false (the DFA is then pruned). Why: at 10,000 distinct
+    /// tools pruning the DFA took 0.27 s (six sweeps over its 11 million
+    /// moves, then a backward search) to find that every state finishes;
+    /// three sweeps here take a fifth of that.
+    pub fn all_finish(&self) -> bool {
+        const SWEEPS: usize = 4;
+        let n = self.len();
+        let mut done = vec![false; n];
+        done[self.accept as usize] = true;
+        let mut left = n - 1;
+        for k in 0..SWEEPS {
+            let before = left;
+            let mut visit = |s: u32| {
+                if done[s as usize] {
+                    return;
+                }
+                let eps = self.eps(s).iter().copied();
+                if eps
+                    .chain(self.ranges(s).iter().map(|m| m.2))
+                    .any(|t| done[t as usize])
+                {
+                    done[s as usize] = true;
+                    left -= 1;
+                }
+            };
+            // Downwards every other sweep: a trie's nodes lead upwards.
+            if k % 2 == 0 {
+                (0..n as u32).for_each(&mut visit);
+            } else {
+                (0..n as u32).rev().for_each(&mut visit);
+            }
+            if left == 0 || left == before {
+                break;
+            }
+        }
+        left == 0
+    }
+
     /// The bytes its arrays hold.
     pub fn bytes(&self) -> usize {
         (self.eps_at.len() + self.eps_to.len() + self.moves_at.len()) * 4
@@ -567,6 +612,38 @@ mod tests {
     fn a_json_string_determinizes_to_its_minimal_dfa() {
         let (dfa, min) = sizes(&crate::lower::json::json_string());
         assert_eq!(dfa, min);
+    }
+
+    /// Whether every NFA state finishes, against pruning its subset
+    /// construction: when it says so, pruning drops no move (what lets the
+    /// compile skip it); a grammar with a branch that cannot finish says
+    /// otherwise, and pruning there drops that branch.
+    #[test]
+    fn all_finish_answers_whether_pruning_has_work() {
+        let names: Vec<(Vec<u8>, Expr)> = ["get_weather", "get_time", "set_alarm", "g"]
+            .iter()
+            .map(|n| (n.as_bytes().to_vec(), Expr::star(Expr::lit("ab"))))
+            .collect();
+        let finishing = [
+            crate::lower::json::json_string(),
+            Expr::seq([Expr::lit("x"), Expr::Trie(names), Expr::lit("y")]),
+            Expr::star(Expr::alt([
+                Expr::lit("a"),
+                Expr::repeat(Expr::lit("b"), 2, Some(4)),
+            ])),
+        ];
+        let stuck = Expr::alt([
+            Expr::lit("ok"),
+            Expr::seq([Expr::lit("no"), Expr::ByteClass(Vec::new())]),
+        ]);
+        for (e, all) in finishing.iter().map(|e| (e, true)).chain([(&stuck, false)]) {
+            let nfa = build(e, 1 << 12).unwrap();
+            assert_eq!(nfa.all_finish(), all, "{e:?}");
+            let (dfa, _, _) = crate::automaton::subsets::subsets(&nfa, 1 << 12, false, 1).unwrap();
+            let mut pruned = dfa.clone();
+            assert!(pruned.prune());
+            assert_eq!(pruned == dfa, all, "{e:?}");
+        }
     }
 
     /// States in different regions are never shared: the same suffix
