@@ -512,9 +512,9 @@ impl Machine {
         let tokens: Vec<(u32, &[u8], usize)> = (0..text.len() as u32)
             .filter_map(|t| Some((t, text.get(t)?)))
             .filter(|(_, b)| b.windows(2).any(|w| into[class(w[0])] && out[class(w[1])]))
-            .map(|(t, b)| {
-                let reach = (1..b.len()).rev().find(|&i| into[class(b[i - 1])]);
-                (t, b, reach.expect("a candidate has a byte into an end"))
+            .filter_map(|(t, b)| {
+                let reach = (1..b.len()).rev().find(|&i| into[class(b[i - 1])])?;
+                Some((t, b, reach))
             })
             .collect();
         let Some(farthest) = tokens.iter().map(|t| t.2).max() else {
