@@ -14,8 +14,7 @@
 //! in microseconds. [`fuzz_seeds_are_current`] rebuilds them; run it with
 //! `TOOLDEC_UPDATE_SEEDS=1` to rewrite them after a deliberate change.
 
-#[path = "fuzz_common.rs"]
-mod fuzz_common;
+use crate::fuzz_common;
 
 use fuzz_common::{apply, edits, load_and_serve, serve, Edit, Input, Rng};
 use tooldec_compiler::vocab::{Token, Vocab};

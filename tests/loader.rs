@@ -9,8 +9,7 @@
 //! payload. Mutation tests that aim at the structural checks behind the
 //! checksum re-stamp it (`layout::stamp_checksum`).
 
-#[path = "fuzz_common.rs"]
-mod fuzz_common;
+use crate::fuzz_common;
 
 use tooldec_compiler::vocab::Vocab;
 use tooldec_compiler::{compile, spec, Options};
