@@ -1,14 +1,17 @@
 //! The integration tests, one module per file, in one test binary.
 //!
 //! One binary instead of one per file: each binary linked the compiler,
-//! the tokenizers and the schema validator and compiled their generic code
-//! again, which made building these tests ~5 minutes of a 2-core CI run.
+//! the tokenizers and the schema validator again, and loaded the real
+//! tokenizers again (DESIGN.md, *The integration tests are one binary*).
 //! Files that need a process of their own stay apart (`Cargo.toml`):
 //! `alloc_free` and `single_tool` install a counting global allocator, and
 //! `compile_fuzz` reads the process's peak RSS.
 //!
 //! Run one file's tests with a filter on its module:
 //! `cargo test -p tooldec-tests --test integration format_walks::`.
+
+// Shared by `fuzz` and `loader` (the cargo-fuzz targets include it by path).
+mod fuzz_common;
 
 mod added_tokens;
 mod budget_oracle;
@@ -26,9 +29,6 @@ mod loader;
 mod oracle;
 mod parse;
 mod pending;
-// Shared by `fuzz` and `loader` (and, by path, the cargo-fuzz targets).
-mod fuzz_common;
-
 mod real_data;
 mod serving;
 mod snapshots;
